@@ -1,0 +1,208 @@
+"""Canonical encodings and 64-bit fingerprints of state values.
+
+Why not ``hash()``: ``str`` hashes are salted per process, so two runs (or two worker
+processes) would disagree.  Why not ``pickle``: it memoises objects by identity, so
+two equal values can pickle to different bytes.  Instead a value is first turned into
+a canonical nested tuple of plain atoms (sets and maps sorted, model values renamed by
+the symmetry permutation in force), whose ``repr`` is hashed with BLAKE2b to 64 bits.
+
+A state's fingerprint combines the fingerprints of its variables (see
+:mod:`checker.model`), so an action that changes one variable re-encodes only that one.
+The combination uses the builtin tuple hash over ints, which is not salted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Mapping
+from hashlib import blake2b
+from typing import Any
+
+from pyrsistent import PBag, PMap, PSet, PVector
+
+from checker.values import ModelValue
+
+Renaming = Mapping[ModelValue, ModelValue] | None
+Encoder = Callable[[Any, Renaming], Any]
+
+_MASK64 = (1 << 64) - 1
+
+
+def _atom(v: Any, ren: Renaming) -> Any:
+    return v
+
+
+def _model_value(v: ModelValue, ren: Renaming) -> Any:
+    return ren.get(v, v) if ren else v
+
+
+def _sorted(items: list[Any]) -> list[Any]:
+    try:
+        items.sort()
+    except TypeError:
+        # Mixed kinds in one set (ints beside None, say): order by text instead.
+        items.sort(key=repr)
+    return items
+
+
+def _sequence(v: Any, ren: Renaming) -> Any:
+    return tuple([encode(x, ren) for x in v])
+
+
+def _set(v: Any, ren: Renaming) -> Any:
+    return ("#set", *_sorted([encode(x, ren) for x in v]))
+
+
+def _map(v: Any, ren: Renaming) -> Any:
+    return ("#map", *_sorted([(encode(k, ren), encode(x, ren)) for k, x in v.items()]))
+
+
+def _bag(v: Any, ren: Renaming) -> Any:
+    return ("#bag", *_sorted([(encode(k, ren), n) for k, n in v.items()]))
+
+
+def _enum(v: enum.Enum, ren: Renaming) -> Any:
+    return f"{type(v).__name__}.{v.name}"
+
+
+_ENCODERS: dict[type, Encoder] = {
+    int: _atom,
+    str: _atom,
+    bool: _atom,
+    float: _atom,
+    bytes: _atom,
+    type(None): _atom,
+    ModelValue: _model_value,
+    tuple: _sequence,
+    list: _sequence,
+    frozenset: _set,
+    set: _set,
+    dict: _map,
+}
+
+
+def _encoder_for(t: type) -> Encoder:
+    """Pick (and cache) the encoder for a type met for the first time."""
+    enc: Encoder
+    if dataclasses.is_dataclass(t):
+        names = tuple(f.name for f in dataclasses.fields(t))
+        tag = t.__name__
+
+        def enc(v: Any, ren: Renaming) -> Any:
+            return (tag, *[encode(getattr(v, n), ren) for n in names])
+
+    elif issubclass(t, enum.Enum):
+        enc = _enum
+    elif issubclass(t, PMap) or issubclass(t, Mapping):
+        enc = _map
+    elif issubclass(t, PBag):
+        enc = _bag_encoder
+    elif issubclass(t, PSet | frozenset | set):
+        enc = _set
+    elif issubclass(t, tuple) and hasattr(t, "_fields"):
+        tag = t.__name__
+
+        def enc(v: Any, ren: Renaming) -> Any:
+            return (tag, *[encode(x, ren) for x in v])
+
+    elif issubclass(t, PVector | tuple | list):
+        enc = _sequence
+    elif issubclass(t, int | str | float | bytes):
+        enc = _atom
+    else:
+        raise TypeError(
+            f"mcheck cannot fingerprint a value of type {t.__name__}: use ints, strings, "
+            "bools, None, model values, tuples, frozen dataclasses, enums, or pyrsistent "
+            "pmap/pvector/pset/pbag"
+        )
+    _ENCODERS[t] = enc
+    return enc
+
+
+def _bag_encoder(v: Any, ren: Renaming) -> Any:
+    counts: dict[Any, int] = {}
+    for x in v:
+        counts[x] = counts.get(x, 0) + 1
+    return _bag(counts, ren)
+
+
+def encode(v: Any, ren: Renaming = None) -> Any:
+    """Return the canonical encoding of ``v`` with model values renamed by ``ren``.
+
+    Equal values (under the same renaming) always give equal encodings, whatever their
+    construction history, hash salt or insertion order.
+    """
+    enc = _ENCODERS.get(type(v))
+    if enc is None:
+        enc = _encoder_for(type(v))
+    return enc(v, ren)
+
+
+def fingerprint(v: Any, ren: Renaming = None) -> int:
+    """64-bit fingerprint of a value (after renaming): BLAKE2b of its canonical text."""
+    text = repr(encode(v, ren)).encode()
+    return int.from_bytes(blake2b(text, digest_size=8).digest(), "little")
+
+
+def combine(fps: tuple[int, ...]) -> int:
+    """Combine per-variable fingerprints into a state fingerprint (salt-free)."""
+    return hash(fps) & _MASK64
+
+
+def sort_key(v: Any) -> str:
+    """A deterministic sort key for any state value (use it to order ``over_state``)."""
+    return repr(encode(v))
+
+
+def collision_probability(distinct: int, generated: int) -> float:
+    """TLC's optimistic estimate of a fingerprint collision: n * (m - n) / 2^64."""
+    if distinct <= 0:
+        return 0.0
+    return distinct * max(0, generated - distinct) / float(1 << 64)
+
+
+class StateFingerprinter:
+    """Fingerprints whole states, incrementally and under symmetry.
+
+    A state is seen as a tuple of variable values.  For each renaming ``p`` (identity
+    first) and variable ``i`` it keeps ``fps[p * V + i]``, the fingerprint of variable
+    ``i`` renamed by ``p``.  A successor usually shares most variable objects with its
+    parent (pyrsistent's structural sharing), and only the variables that are not the
+    very same object are re-encoded.  The state's fingerprint is the combination for
+    the identity, or with symmetry the minimum over all renamings: the same for every
+    state of an orbit, so the store holds one fingerprint per orbit.
+    """
+
+    __slots__ = ("nperms", "nvars", "renamings")
+
+    def __init__(self, nvars: int, renamings: list[dict[ModelValue, ModelValue]]) -> None:
+        self.nvars = nvars
+        self.renamings: list[Renaming] = [r or None for r in renamings] or [None]
+        self.nperms = len(self.renamings)
+
+    def initial(self, vals: tuple[Any, ...]) -> tuple[int, tuple[int, ...]]:
+        """Fingerprint of a state with no parent: every variable is encoded."""
+        fps = [fingerprint(v, ren) for ren in self.renamings for v in vals]
+        return self._combine(fps), tuple(fps)
+
+    def child(
+        self, vals: tuple[Any, ...], pvals: tuple[Any, ...], pfps: tuple[int, ...]
+    ) -> tuple[int, tuple[int, ...]]:
+        """Fingerprint of a successor, re-encoding only the variables that changed."""
+        fps = list(pfps)
+        nv = self.nvars
+        for i in range(nv):
+            v = vals[i]
+            if v is not pvals[i]:
+                k = i
+                for ren in self.renamings:
+                    fps[k] = fingerprint(v, ren)
+                    k += nv
+        return self._combine(fps), tuple(fps)
+
+    def _combine(self, fps: list[int]) -> int:
+        nv = self.nvars
+        if self.nperms == 1:
+            return hash(tuple(fps)) & _MASK64
+        return min(hash(tuple(fps[k : k + nv])) & _MASK64 for k in range(0, len(fps), nv))

@@ -1,0 +1,314 @@
+"""How a spec is written: the :class:`Spec` base class and its decorators.
+
+A spec is a transition system and nothing more.  It declares constants (with small
+defaults), variants, initial states, named actions (guard + effect, over declared
+parameter domains), named invariants, an optional state constraint and its symmetric
+sets.  It knows nothing about how it is explored: :mod:`checker.model` compiles it for
+the explorer.
+
+Example::
+
+    class DieHard(Spec):
+        constants = {"Big": 5, "Small": 3}
+
+        def init(self):
+            return [Jugs(big=0, small=0)]
+
+        @action
+        def FillBig(self, s):
+            return replace(s, big=self.Big)
+
+        @invariant
+        def BigJugNotFour(self, s):
+            return s.big != 4
+
+An action returns the next state, or ``None`` when it is not enabled.  A guard may also
+be given separately: ``@action(guard=lambda self, s: s.big < self.Big)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from checker.errors import ConfigError, SpecError
+from checker.values import ModelValue, model_values
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A static parameter domain: a constant's name, or a function of the spec.
+StaticDomain = str | Callable[[Any], Iterable[Any]]
+
+
+@dataclass(frozen=True)
+class ActionDecl:
+    """A declared action family: its name, effect, optional guard and parameters.
+
+    ``over`` lists one static domain per parameter (constant names or functions of
+    the spec); ``over_state`` is a function ``(spec, state) -> iterable of parameter
+    tuples`` for parameters drawn from the state (a message in the bag, say).  The
+    spec must return those in a deterministic order (see :func:`checker.sort_key`).
+    """
+
+    name: str
+    effect: Callable[..., Any]
+    guard: Callable[..., bool] | None
+    over: tuple[StaticDomain, ...]
+    over_state: Callable[[Any, Any], Iterable[Any]] | None
+    order: int
+
+
+@dataclass(frozen=True)
+class InvariantDecl:
+    """A declared invariant: a predicate over one state."""
+
+    name: str
+    predicate: Callable[[Any, Any], bool]
+    order: int
+
+
+_counter = [0]
+
+
+def _next_order() -> int:
+    _counter[0] += 1
+    return _counter[0]
+
+
+def action(
+    fn: F | None = None,
+    *,
+    over: StaticDomain | Sequence[StaticDomain] | None = None,
+    over_state: Callable[[Any, Any], Iterable[Any]] | None = None,
+    guard: Callable[..., bool] | None = None,
+    name: str | None = None,
+) -> Any:
+    """Declare a method ``(self, state, *params) -> state | None`` as a named action.
+
+    ``over="Server"`` makes one instance per member of constant ``Server`` (in the
+    constant's order); ``over=("Server", "Server")`` one per ordered pair; a callable
+    ``lambda self: range(1, self.MaxTerm + 1)`` gives a computed domain.  Use
+    ``over_state`` for parameters taken from the state.
+    """
+
+    def wrap(f: F) -> F:
+        if over is not None and over_state is not None:
+            raise SpecError(f"action {f.__name__}: give either over= or over_state=, not both")
+        if over is None:
+            doms: tuple[StaticDomain, ...] = ()
+        elif isinstance(over, str) or callable(over):
+            doms = (over,)
+        else:
+            doms = tuple(over)
+        decl = ActionDecl(
+            name=name or f.__name__,
+            effect=f,
+            guard=guard,
+            over=doms,
+            over_state=over_state,
+            order=_next_order(),
+        )
+        f._mcheck_action = decl  # type: ignore[attr-defined]
+        return f
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap
+
+
+def invariant(fn: F | None = None, *, name: str | None = None) -> Any:
+    """Declare a method ``(self, state) -> bool`` as a named invariant."""
+
+    def wrap(f: F) -> F:
+        decl = InvariantDecl(name=name or f.__name__, predicate=f, order=_next_order())
+        f._mcheck_invariant = decl  # type: ignore[attr-defined]
+        return f
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap
+
+
+class Spec:
+    """Base class of every spec.
+
+    Class attributes a spec sets:
+
+    * ``constants``: name -> default value.  Ints, bools, strings, or tuples of
+      :class:`~checker.values.ModelValue` (a symmetric set); overridable with
+      ``--const NAME=VALUE``.  Available on the instance as attributes (``self.MaxTerm``).
+    * ``variants``: the names of the behaviours the spec can switch between;
+      ``default_variant`` (defaults to the first).  Read ``self.variant`` in actions.
+    * ``symmetry``: names of constants whose members are interchangeable.
+    * ``lanes``: name of the constant whose members get a lane in timelines
+      (defaults to the first symmetric set).
+
+    Methods: ``init()`` returns the initial states; ``constraint(state)`` bounds
+    exploration like TLC's CONSTRAINT (default: everything).
+    """
+
+    name: ClassVar[str] = ""
+    constants: ClassVar[Mapping[str, Any]] = {}
+    variants: ClassVar[Sequence[str]] = ("default",)
+    default_variant: ClassVar[str | None] = None
+    symmetry: ClassVar[Sequence[str]] = ()
+    lanes: ClassVar[str | None] = None
+
+    _actions: ClassVar[tuple[ActionDecl, ...]] = ()
+    _invariants: ClassVar[tuple[InvariantDecl, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        actions: dict[str, ActionDecl] = {}
+        invariants: dict[str, InvariantDecl] = {}
+        # Walk base classes first so a spec can extend another; a redefinition
+        # replaces the inherited declaration in place.
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                a = getattr(value, "_mcheck_action", None)
+                if isinstance(a, ActionDecl):
+                    actions.pop(attr, None)
+                    actions[attr] = a
+                i = getattr(value, "_mcheck_invariant", None)
+                if isinstance(i, InvariantDecl):
+                    invariants.pop(attr, None)
+                    invariants[attr] = i
+        # Declaration order (not dict or hash order) fixes the enumeration order.
+        cls._actions = tuple(sorted(actions.values(), key=lambda d: d.order))
+        cls._invariants = tuple(sorted(invariants.values(), key=lambda d: d.order))
+        names = [d.name for d in cls._actions] + [d.name for d in cls._invariants]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise SpecError(f"{cls.__name__}: duplicate action/invariant names {sorted(dup)}")
+        if cls.variants and len(set(cls.variants)) != len(cls.variants):
+            raise SpecError(f"{cls.__name__}: duplicate variant names")
+
+    def __init__(self, variant: str | None = None, **overrides: Any) -> None:
+        cls = type(self)
+        if variant is None:
+            variant = cls.default_variant or (cls.variants[0] if cls.variants else "default")
+        if cls.variants and variant not in cls.variants:
+            raise ConfigError(
+                f"unknown variant {variant!r} for {self.spec_name()}; "
+                f"choose from {', '.join(cls.variants)}"
+            )
+        self.variant: str = variant
+        values = dict(cls.constants)
+        for key, raw in overrides.items():
+            if key not in values:
+                known = ", ".join(sorted(values)) or "none"
+                raise ConfigError(
+                    f"unknown constant {key!r} for {self.spec_name()} (known: {known})"
+                )
+            values[key] = coerce_constant(key, values[key], raw)
+        reserved = {n for n in dir(cls) if not n.startswith("__")}
+        for key, value in values.items():
+            if key in reserved:
+                raise SpecError(f"constant {key!r} clashes with an attribute of the spec")
+            setattr(self, key, value)
+        self.constant_values: dict[str, Any] = values
+        for sym in cls.symmetry:
+            if sym not in values or not _is_model_value_set(values[sym]):
+                raise SpecError(
+                    f"symmetry names {sym!r}, which is not a constant holding model values"
+                )
+        self.validate()
+
+    # -- hooks a spec overrides -------------------------------------------------------
+    def init(self) -> Iterable[Any]:
+        """Return the initial states, in a fixed order."""
+        raise SpecError(f"{type(self).__name__} does not define init()")
+
+    def constraint(self, state: Any) -> bool:
+        """TLC's CONSTRAINT: a state outside it is generated but not stored or explored."""
+        return True
+
+    def validate(self) -> None:
+        """Check the constants after overrides (raise ConfigError); default: nothing."""
+
+    # -- introspection -------------------------------------------------------------
+    @classmethod
+    def spec_name(cls) -> str:
+        """The spec's name: ``name`` if set, else its module's last component."""
+        if cls.name:
+            return cls.name
+        return cls.__module__.rsplit(".", 1)[-1]
+
+    @classmethod
+    def action_names(cls) -> list[str]:
+        """Names of the declared action families, in declaration order."""
+        return [d.name for d in cls._actions]
+
+    @classmethod
+    def invariant_names(cls) -> list[str]:
+        """Names of the declared invariants, in declaration order."""
+        return [d.name for d in cls._invariants]
+
+    def lane_values(self) -> tuple[ModelValue, ...]:
+        """The members that get a lane each in a timeline (the servers)."""
+        key = type(self).lanes or (type(self).symmetry[0] if type(self).symmetry else None)
+        if key is None:
+            return ()
+        value = self.constant_values.get(key, ())
+        return tuple(value) if _is_model_value_set(value) else ()
+
+
+def _is_model_value_set(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, ModelValue) for v in value)
+
+
+def coerce_constant(name: str, default: Any, raw: Any) -> Any:
+    """Convert an override (often a command-line string) to the default's type.
+
+    A set of model values accepts a count (``3`` -> ``s1, s2, s3``, same prefix as
+    the default) or a comma-separated list of names.
+    """
+    if not isinstance(raw, str):
+        if isinstance(default, bool) and not isinstance(raw, bool):
+            raise ConfigError(f"constant {name} expects true/false, got {raw!r}")
+        return raw
+    text = raw.strip()
+    if isinstance(default, bool):
+        low = text.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"constant {name} expects true/false, got {raw!r}")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"constant {name} expects an integer, got {raw!r}") from None
+    if _is_model_value_set(default):
+        group = default[0].group if default else name
+        if text.isdigit():
+            prefix = _common_prefix(default) or name[:1].lower()
+            return model_values(prefix, int(text), group=group)
+        names = [p.strip() for p in text.split(",") if p.strip()]
+        if not names:
+            raise ConfigError(f"constant {name} expects a count or names like s1,s2")
+        try:
+            return tuple(ModelValue(n, group, i) for i, n in enumerate(names))
+        except ValueError as exc:
+            raise ConfigError(f"constant {name}: {exc}") from None
+    if isinstance(default, str):
+        return text
+    if isinstance(default, tuple):
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+    raise ConfigError(f"constant {name} cannot be set from the command line")
+
+
+def _common_prefix(values: tuple[ModelValue, ...]) -> str:
+    if not values:
+        return ""
+    name = values[0].name
+    return name.rstrip("0123456789")
+
+
+def signature_arity(fn: Callable[..., Any]) -> int:
+    """Number of positional parameters after ``self`` and ``state``."""
+    params = list(inspect.signature(fn).parameters.values())
+    return max(0, len(params) - 2)

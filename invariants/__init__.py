@@ -1,0 +1,1 @@
+"""Named invariants reusable across specs (imported by the specs that check them)."""

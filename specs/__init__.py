@@ -1,0 +1,1 @@
+"""Specs shipped with mcheck: one module per mechanism (``mcheck list`` shows them)."""
