@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -93,10 +93,16 @@ def main() -> None:
 @click.option("--strategy", type=click.Choice(["bfs", "dfs"]), default="bfs", show_default=True)
 @click.option("--no-symmetry", is_flag=True, help="Do not reduce by the spec's symmetric sets.")
 @click.option("--no-deadlock", is_flag=True, help="Do not report states with no enabled action.")
-@click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states.")
+@click.option(
+    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
+)
 @click.option("--max-depth", type=click.IntRange(min=1), help="Do not explore beyond this depth.")
-@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), help="Seconds before stopping.")
-@click.option("--invariant", "invariants", multiple=True, help="Check only this invariant (repeatable).")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.0, min_open=True), help="Seconds before stopping."
+)
+@click.option(
+    "--invariant", "invariants", multiple=True, help="Check only this invariant (repeatable)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--debug", is_flag=True, hidden=True, help="Show tracebacks of internal errors.")
 def run(
@@ -238,5 +244,3 @@ def list_specs() -> None:
             ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items()),
         )
     console.print(table)
-
-

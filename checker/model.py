@@ -82,6 +82,10 @@ _Family = tuple[
 ]
 
 
+def _identity(state: Any) -> Any:
+    return state
+
+
 class CompiledSpec:
     """A :class:`Spec` instance made ready for exploration (implements :class:`Model`)."""
 
@@ -108,9 +112,7 @@ class CompiledSpec:
             chosen = list(known)
         self.invariant_names = tuple(chosen)
         decls = {d.name: d for d in cls._invariants}
-        self._invariants = [
-            (n, decls[n].predicate.__get__(spec)) for n in self.invariant_names
-        ]
+        self._invariants = [(n, decls[n].predicate.__get__(spec)) for n in self.invariant_names]
         self.symmetry_sets = tuple(spec.constant_values[n] for n in cls.symmetry)
         self.renamings = renamings(self.symmetry_sets) if symmetry else [{}]
         self._families: list[_Family] = []
@@ -161,7 +163,11 @@ class CompiledSpec:
         return self._inits
 
     def _setup_variables(self, sample: Any) -> None:
-        if dataclasses.is_dataclass(sample):
+        if isinstance(sample, tuple) and hasattr(sample, "_fields"):
+            # A NamedTuple state already is the tuple of its variables.
+            self.var_names = tuple(sample._fields)
+            self._getter = _identity
+        elif dataclasses.is_dataclass(sample):
             names = tuple(f.name for f in dataclasses.fields(sample))
             getter = operator.attrgetter(*names)
             if len(names) == 1:
@@ -200,9 +206,7 @@ class CompiledSpec:
                         continue
                     nxt = effect(state, *params)
                 except Exception as exc:
-                    raise EvaluationError(
-                        f"action {label_of(name, params)}", exc, state
-                    ) from exc
+                    raise EvaluationError(f"action {label_of(name, params)}", exc, state) from exc
                 if nxt is not None:
                     out.append((ai, params, nxt))
         return out

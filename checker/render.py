@@ -24,7 +24,7 @@ def show(v: Any) -> str:
         items = sorted(v.items(), key=lambda kv: sort_key(kv[0]))
         return "[" + ", ".join(f"{show(k)} |-> {show(x)}" for k, x in items) + "]"
     if isinstance(v, PSet | frozenset | set):
-        return "{" + ", ".join(sorted((show(x) for x in v))) + "}"
+        return "{" + ", ".join(sorted(show(x) for x in v)) + "}"
     if isinstance(v, PVector | list):
         return "<<" + ", ".join(show(x) for x in v) + ">>"
     if isinstance(v, tuple) and not hasattr(v, "_fields"):
@@ -36,10 +36,7 @@ def show(v: Any) -> str:
     fields = getattr(v, "__dataclass_fields__", None)
     if fields is not None:
         return (
-            type(v).__name__
-            + "("
-            + ", ".join(f"{n}={show(getattr(v, n))}" for n in fields)
-            + ")"
+            type(v).__name__ + "(" + ", ".join(f"{n}={show(getattr(v, n))}" for n in fields) + ")"
         )
     return str(v)
 
@@ -89,7 +86,7 @@ def render_trace(trace: Trace, console: Console, title: str | None = None) -> No
     for i, step in enumerate(trace.steps[1:], start=2):
         console.print(Text(f"State {i}: {step.action}", style="bold cyan"))
         cur = _vars(trace, step.state)
-        rows = []
+        rows: list[tuple[str, str, str]] = []
         for name, a, b in zip(trace.var_names, prev, cur, strict=True):
             rows.extend(changes(name, a, b))
         if not rows:

@@ -85,7 +85,9 @@ class Result:
     @property
     def unfired_actions(self) -> list[str]:
         """Actions that never produced a successor (TLC coverage warning)."""
-        return [n for n, c in zip(self.action_names, self.stats.action_generated) if c == 0]
+        return [
+            n for n, c in zip(self.action_names, self.stats.action_generated, strict=True) if c == 0
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object."""

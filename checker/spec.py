@@ -31,7 +31,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, overload
 
 from checker.errors import ConfigError, SpecError
 from checker.values import ModelValue, model_values
@@ -77,6 +77,20 @@ def _next_order() -> int:
     return _counter[0]
 
 
+@overload
+def action(fn: F) -> F: ...
+
+
+@overload
+def action(
+    *,
+    over: StaticDomain | Sequence[StaticDomain] | None = None,
+    over_state: Callable[[Any, Any], Iterable[Any]] | None = None,
+    guard: Callable[..., bool] | None = None,
+    name: str | None = None,
+) -> Callable[[F], F]: ...
+
+
 def action(
     fn: F | None = None,
     *,
@@ -118,6 +132,14 @@ def action(
     return wrap
 
 
+@overload
+def invariant(fn: F) -> F: ...
+
+
+@overload
+def invariant(*, name: str | None = None) -> Callable[[F], F]: ...
+
+
 def invariant(fn: F | None = None, *, name: str | None = None) -> Any:
     """Declare a method ``(self, state) -> bool`` as a named invariant."""
 
@@ -138,7 +160,8 @@ class Spec:
 
     * ``constants``: name -> default value.  Ints, bools, strings, or tuples of
       :class:`~checker.values.ModelValue` (a symmetric set); overridable with
-      ``--const NAME=VALUE``.  Available on the instance as attributes (``self.MaxTerm``).
+      ``--const NAME=VALUE``.  Available on the instance as attributes (``self.MaxTerm``);
+      annotate them in the class body (``MaxTerm: int``) so type checkers know them.
     * ``variants``: the names of the behaviours the spec can switch between;
       ``default_variant`` (defaults to the first).  Read ``self.variant`` in actions.
     * ``symmetry``: names of constants whose members are interchangeable.

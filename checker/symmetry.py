@@ -81,7 +81,5 @@ def permute(value: Any, ren: Renaming) -> Any:
     if fields is not None:
         import dataclasses
 
-        return dataclasses.replace(
-            value, **{n: permute(getattr(value, n), ren) for n in fields}
-        )
+        return dataclasses.replace(value, **{n: permute(getattr(value, n), ren) for n in fields})
     return value

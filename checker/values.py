@@ -53,11 +53,11 @@ class ModelValue:
         # Unpickling (worker processes) must land on the interned instance.
         return (ModelValue, (self.name, self.group, self.index))
 
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
+    # Interning makes equality identity, so the C-level identity hash and equality of
+    # ``object`` are exact, and far cheaper than Python-level methods on the hot path
+    # (every pmap lookup keyed by a server hashes one).  Fingerprints never use hash().
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, ModelValue):

@@ -24,6 +24,9 @@ class DieHard(Spec):
     """Fill, empty and pour between two jugs until the big one holds ``Target``."""
 
     constants = {"Big": 5, "Small": 3, "Target": 4}
+    Big: int
+    Small: int
+    Target: int
 
     def init(self) -> list[Jugs]:
         """Both jugs empty."""
