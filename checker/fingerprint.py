@@ -34,7 +34,7 @@ def _atom(v: Any, ren: Renaming) -> Any:
 
 
 def _model_value(v: ModelValue, ren: Renaming) -> Any:
-    return ren.get(v, v) if ren else v
+    return ren.get(v, v).token if ren else v.token
 
 
 def _sorted(items: list[Any]) -> list[Any]:
@@ -46,25 +46,63 @@ def _sorted(items: list[Any]) -> list[Any]:
     return items
 
 
+def _enc_inline(x: Any, ren: Renaming) -> Any:
+    """encode() with the commonest cases (atoms, model values) handled without a call."""
+    t = type(x)
+    if t in _ATOMS:
+        return x
+    if t is ModelValue:
+        return ren.get(x, x).token if ren else x.token
+    enc = _ENCODERS.get(t)
+    if enc is None:
+        enc = _encoder_for(t)
+    return enc(x, ren)
+
+
 def _sequence(v: Any, ren: Renaming) -> Any:
-    return tuple([encode(x, ren) for x in v])
+    return tuple([_enc_inline(x, ren) for x in v])
 
 
 def _set(v: Any, ren: Renaming) -> Any:
-    return ("#set", *_sorted([encode(x, ren) for x in v]))
+    return ("#set", *_sorted([_enc_inline(x, ren) for x in v]))
+
+
+def _items(v: Any) -> Any:
+    # pyrsistent's PMap.items() goes through two Python generators; reading its
+    # buckets directly is about 4x faster, and this is the hottest loop of a run.
+    buckets = getattr(v, "_buckets", None)
+    if buckets is None:
+        return v.items()
+    out: list[tuple[Any, Any]] = []
+    for b in buckets:
+        if b:
+            out.extend(b)
+    return out
 
 
 def _map(v: Any, ren: Renaming) -> Any:
-    return ("#map", *_sorted([(encode(k, ren), encode(x, ren)) for k, x in v.items()]))
+    return (
+        "#map",
+        *_sorted([(_enc_inline(k, ren), _enc_inline(x, ren)) for k, x in _items(v)]),
+    )
+
+
+def _plain_map(v: Any, ren: Renaming) -> Any:
+    return (
+        "#map",
+        *_sorted([(_enc_inline(k, ren), _enc_inline(x, ren)) for k, x in v.items()]),
+    )
 
 
 def _bag(v: Any, ren: Renaming) -> Any:
-    return ("#bag", *_sorted([(encode(k, ren), n) for k, n in v.items()]))
+    return ("#bag", *_sorted([(_enc_inline(k, ren), n) for k, n in v.items()]))
 
 
 def _enum(v: enum.Enum, ren: Renaming) -> Any:
     return f"{type(v).__name__}.{v.name}"
 
+
+_ATOMS = frozenset({int, str, bool, float, bytes, type(None)})
 
 _ENCODERS: dict[type, Encoder] = {
     int: _atom,
@@ -78,7 +116,7 @@ _ENCODERS: dict[type, Encoder] = {
     list: _sequence,
     frozenset: _set,
     set: _set,
-    dict: _map,
+    dict: _plain_map,
 }
 
 
@@ -90,12 +128,15 @@ def _encoder_for(t: type) -> Encoder:
         tag = t.__name__
 
         def enc(v: Any, ren: Renaming) -> Any:
-            return (tag, *[encode(getattr(v, n), ren) for n in names])
+            return (tag, *[_enc_inline(getattr(v, n), ren) for n in names])
 
     elif issubclass(t, enum.Enum):
         enc = _enum
-    elif issubclass(t, PMap) or issubclass(t, Mapping):
+    elif issubclass(t, PMap):
         enc = _map
+    elif issubclass(t, Mapping) or (hasattr(t, "items") and hasattr(t, "set")):
+        # immutables.Map and other mappings: their items() is fast already.
+        enc = _plain_map
     elif issubclass(t, PBag):
         enc = _bag_encoder
     elif issubclass(t, PSet | frozenset | set):
@@ -104,7 +145,7 @@ def _encoder_for(t: type) -> Encoder:
         tag = t.__name__
 
         def enc(v: Any, ren: Renaming) -> Any:
-            return (tag, *[encode(x, ren) for x in v])
+            return (tag, *[_enc_inline(x, ren) for x in v])
 
     elif issubclass(t, PVector | tuple | list):
         enc = _sequence

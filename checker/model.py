@@ -11,10 +11,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
-
-from pyrsistent import PMap
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.spec import Spec, signature_arity
@@ -175,7 +173,7 @@ class CompiledSpec:
             else:
                 self._getter = getter
             self.var_names = names
-        elif isinstance(sample, PMap):
+        elif isinstance(sample, Mapping):
             keys = tuple(sorted(sample.keys(), key=str))
             self.var_names = tuple(str(k) for k in keys)
             self._getter = lambda s: tuple([s[k] for k in keys])

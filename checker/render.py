@@ -7,10 +7,10 @@ which server moved.  Richer timelines (one lane per server) build on these helpe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pyrsistent import PMap, PSet, PVector
+from pyrsistent import PSet, PVector
 from rich.console import Console
 from rich.text import Text
 
@@ -20,7 +20,7 @@ from checker.trace import Trace
 
 def show(v: Any) -> str:
     """A compact, deterministic, TLA+-flavoured text for a state value."""
-    if isinstance(v, PMap | dict):
+    if isinstance(v, Mapping):
         items = sorted(v.items(), key=lambda kv: sort_key(kv[0]))
         return "[" + ", ".join(f"{show(k)} |-> {show(x)}" for k, x in items) + "]"
     if isinstance(v, PSet | frozenset | set):
@@ -45,7 +45,7 @@ def changes(name: str, old: Any, new: Any) -> Iterator[tuple[str, str, str]]:
     """What changed in one variable, as (path, old text, new text) rows."""
     if old is new or old == new:
         return
-    if isinstance(old, PMap) and isinstance(new, PMap):
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = sorted(set(old.keys()) | set(new.keys()), key=sort_key)
         for k in keys:
             a, b = old.get(k, _MISSING), new.get(k, _MISSING)
@@ -108,6 +108,6 @@ def _vars(trace: Trace, state: Any) -> tuple[Any, ...]:
     names = trace.var_names
     if names == ("state",):
         return (state,)
-    if isinstance(state, PMap):
+    if isinstance(state, Mapping):
         return tuple(state[n] for n in names)
     return tuple(getattr(state, n) for n in names)

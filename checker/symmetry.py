@@ -14,7 +14,7 @@ it reached, so every counterexample is a real behaviour of the unreduced spec.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from math import factorial
 from typing import Any
 
@@ -77,6 +77,10 @@ def permute(value: Any, ren: Renaming) -> Any:
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, dict):
         return {permute(k, ren): permute(v, ren) for k, v in value.items()}
+    if isinstance(value, Mapping):
+        # Other immutable mappings (immutables.Map, ...) build from a dict.
+        rebuilt: Any = type(value)
+        return rebuilt({permute(k, ren): permute(v, ren) for k, v in value.items()})
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
         import dataclasses

@@ -18,12 +18,15 @@ class ModelValue:
     object wherever it is built; equality is identity, which keeps comparisons cheap.
     """
 
-    __slots__ = ("__weakref__", "group", "index", "name")
+    __slots__ = ("__weakref__", "group", "index", "name", "token")
     _interned: ClassVar[dict[str, ModelValue]] = {}
 
     name: str
     group: str
     index: int
+    #: How the value appears in canonical encodings: a plain string, so encodings
+    #: hold only builtin atoms whose repr is computed in C.
+    token: str
 
     def __new__(cls, name: str, group: str = "", index: int = 0) -> ModelValue:
         known = cls._interned.get(name)
@@ -38,6 +41,7 @@ class ModelValue:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "group", group)
         object.__setattr__(self, "index", index)
+        object.__setattr__(self, "token", "@" + name)
         cls._interned[name] = self
         return self
 
@@ -95,3 +99,19 @@ def model_values(prefix: str, count: int, group: str | None = None) -> tuple[Mod
 def named_values(names: list[str] | tuple[str, ...], group: str) -> tuple[ModelValue, ...]:
     """Return model values with the given names, in the given order, as one group."""
     return tuple(ModelValue(n, group, i) for i, n in enumerate(names))
+
+
+def put(mapping: Any, key: Any, value: Any) -> Any:
+    """``mapping.set(key, value)``, but ``mapping`` itself when nothing would change.
+
+    pyrsistent builds a new map on every ``set``; returning the same object for a no-op
+    update is cheaper and lets the explorer see that the variable did not change, so
+    its fingerprint is reused instead of recomputed.
+    """
+    old = mapping.get(key, _ABSENT)
+    if old is value or (old is not _ABSENT and old == value):
+        return mapping
+    return mapping.set(key, value)
+
+
+_ABSENT: Any = object()

@@ -1,0 +1,105 @@
+"""Fingerprints: canonical, salt-independent, incremental-equals-full."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pyrsistent import pmap, pset, pvector
+
+from checker.fingerprint import StateFingerprinter, encode, fingerprint
+from checker.model import CompiledSpec
+from checker.symmetry import permute, renamings
+from checker.values import ModelValue, model_values
+from specs.raft import Raft
+
+S = model_values("s", 3, group="Server")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_equal_values_built_differently_have_equal_fingerprints() -> None:
+    a = pmap({S[0]: 1, S[1]: 2, S[2]: 3})
+    b = pmap({S[2]: 3}).set(S[0], 1).set(S[1], 2)
+    assert fingerprint(a) == fingerprint(b)
+    assert fingerprint(pset(["x", "y", "z"])) == fingerprint(pset(["z", "y", "x"]))
+    assert fingerprint(pvector([1, 2])) != fingerprint(pvector([2, 1]))
+
+
+def test_different_kinds_do_not_collide() -> None:
+    assert fingerprint(pset([1, 2])) != fingerprint((1, 2))
+    assert fingerprint(pmap({1: 2})) != fingerprint(pset([(1, 2)]))
+    assert fingerprint(True) != fingerprint(1)
+    assert fingerprint(None) != fingerprint(0)
+    assert fingerprint(-1) != fingerprint(-2)  # hash(-1) == hash(-2) in CPython
+
+
+def test_fingerprints_do_not_depend_on_the_hash_salt() -> None:
+    code = (
+        "from checker.fingerprint import fingerprint\n"
+        "from checker.model import CompiledSpec\n"
+        "from specs.raft import Raft\n"
+        "m = CompiledSpec(Raft())\n"
+        "s = m.initial_states()[0]\n"
+        "t = m.successors(s)[3][2]\n"
+        "print(fingerprint(s), fingerprint(t), fingerprint(frozenset({'a', 'b', 'c'})))\n"
+    )
+    outputs = set()
+    for seed in ("1", "2", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            check=True,
+        )
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
+
+
+def test_model_values_survive_pickling_as_the_same_object() -> None:
+    assert pickle.loads(pickle.dumps(S[1])) is S[1]
+    assert ModelValue("s2", "Server", 1) is S[1]
+
+
+@given(st.lists(st.integers(0, 2), min_size=3, max_size=3), st.integers(0, 5))
+def test_incremental_fingerprint_equals_full_and_is_orbit_invariant(
+    vals: list[int], seed: int
+) -> None:
+    rens = renamings([S])
+    fpr = StateFingerprinter(2, rens)
+    a = pmap(dict(zip(S, vals, strict=True)))
+    b = pset(S[: seed % 3])
+    parent = (a, b)
+    _, fps_parent = fpr.initial(parent)
+    child = (a.set(S[0], 9), b)  # only the first variable changes
+    fp_child, _ = fpr.child(child, parent, fps_parent)
+    assert fp_child == fpr.initial(child)[0]
+    for ren in rens:
+        image = (permute(child[0], ren), permute(child[1], ren))
+        assert fpr.initial(image)[0] == fp_child
+
+
+def test_raft_successor_fingerprints_are_orbit_invariant() -> None:
+    model = CompiledSpec(Raft())
+    rens = model.renamings
+    fpr = StateFingerprinter(len(model.var_names) or 13, rens)
+    s = model.initial_states()[0]
+    frontier = [s]
+    for _ in range(3):
+        frontier = [t for x in frontier for _, _, t in model.successors(x)][:40]
+    for t in frontier:
+        fp = fpr.initial(tuple(t))[0]
+        for ren in rens:
+            assert fpr.initial(tuple(permute(t, ren)))[0] == fp
+
+
+def test_encoding_sorts_sets_and_maps() -> None:
+    assert encode(pset([3, 1, 2])) == ("#set", 1, 2, 3)
+    assert encode(pmap({S[1]: 0, S[0]: 1})) == ("#map", ("@s1", 1), ("@s2", 0))
