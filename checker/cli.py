@@ -103,6 +103,13 @@ def main() -> None:
 @click.option(
     "--invariant", "invariants", multiple=True, help="Check only this invariant (repeatable)."
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes (breadth-first; same results as one).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--debug", is_flag=True, hidden=True, help="Show tracebacks of internal errors.")
 def run(
@@ -116,6 +123,7 @@ def run(
     max_depth: int | None,
     timeout: float | None,
     invariants: tuple[str, ...],
+    workers: int,
     as_json: bool,
     debug: bool,
 ) -> None:
@@ -133,6 +141,7 @@ def run(
             max_depth=max_depth,
             timeout=timeout,
             progress=progress,
+            workers=workers,
         )
         try:
             result = check(

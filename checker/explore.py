@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import EvaluationError
+from checker.errors import ConfigError, EvaluationError
 from checker.fingerprint import StateFingerprinter, collision_probability
 from checker.model import Model
+from checker.parallel import run_parallel
 from checker.result import Result, Stats, Verdict
 from checker.trace import Trace, replay_choices
 
@@ -39,6 +40,7 @@ class Options:
     timeout: float | None = None
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
+    workers: int = 1
 
 
 class Store:
@@ -54,6 +56,12 @@ class Store:
     def add(self, fp: int, parent: int, choice: int) -> int:
         """Record a new state; return its ordinal."""
         self.seen.add(fp)
+        self.parent.append(parent)
+        self.choice.append(choice)
+        return len(self.parent) - 1
+
+    def record(self, parent: int, choice: int) -> int:
+        """Record a new state whose fingerprint is kept elsewhere (a worker)."""
         self.parent.append(parent)
         self.choice.append(choice)
         return len(self.parent) - 1
@@ -82,7 +90,12 @@ def check(model: Model, options: Options | None = None, **meta: Any) -> Result:
     """Explore ``model`` exhaustively (within limits) and check its invariants."""
     opts = options or Options()
     if opts.strategy not in ("bfs", "dfs"):
-        raise ValueError(f"unknown strategy {opts.strategy!r} (bfs or dfs)")
+        raise ConfigError(f"unknown strategy {opts.strategy!r} (bfs or dfs)")
+    if opts.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if opts.workers > 1 and opts.strategy != "bfs":
+        # Refused rather than silently run with one worker.
+        raise ConfigError("--workers > 1 explores breadth-first only; drop --strategy dfs")
     stats = Stats(
         action_generated=[0] * len(model.action_names),
         action_distinct=[0] * len(model.action_names),
@@ -95,7 +108,22 @@ def check(model: Model, options: Options | None = None, **meta: Any) -> Result:
     error: EvaluationError | None = None
     t0 = time.perf_counter()
     try:
-        verdict, prop, reason, bad_ordinal = _run(model, opts, stats, store)
+        if opts.workers > 1:
+            verdict, prop, reason, bad_ordinal = run_parallel(
+                model,
+                opts.workers,
+                opts.symmetry,
+                opts.deadlock,
+                opts.max_states,
+                opts.max_depth,
+                opts.timeout,
+                stats,
+                store.add,
+                store.record,
+                opts.progress,
+            )
+        else:
+            verdict, prop, reason, bad_ordinal = _run(model, opts, stats, store)
     except EvaluationError as exc:
         verdict, error, reason = Verdict.ERROR, exc, str(exc)
         bad_ordinal = exc.ordinal if exc.ordinal is not None else -1

@@ -1,0 +1,1 @@
+"""``make bench``: throughput and memory of mcheck on the benchmark specs."""

@@ -1,0 +1,61 @@
+"""--workers N: the same counts, depth and counterexample as one worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import Options, check_spec
+from checker.explore import check
+from checker.result import Verdict
+from specs.die_hard import DieHard
+from specs.raft import Raft
+from specs.two_phase import TwoPhase
+from tests.test_explore_properties import graphs
+from tests.toy_models import GraphModel
+
+
+def _summary(r: Any) -> tuple[Any, ...]:
+    return (
+        r.verdict,
+        r.violated,
+        r.stats.distinct,
+        r.stats.generated,
+        r.stats.depth,
+        r.trace.labels() if r.trace is not None else None,
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(graphs(), st.booleans())
+def test_two_workers_equal_one_on_random_graphs(case: Any, deadlock: bool) -> None:
+    _n, edges, inits, bad = case
+    one = check(GraphModel(inits, edges, bad=lambda s: s in bad), Options(deadlock=deadlock))
+    two = check(
+        GraphModel(inits, edges, bad=lambda s: s in bad),
+        Options(deadlock=deadlock, workers=2),
+    )
+    assert _summary(one) == _summary(two)
+
+
+def test_workers_equal_one_on_shipped_specs() -> None:
+    for spec, sym in (
+        (DieHard(), False),
+        (TwoPhase(RM="4"), True),
+        (TwoPhase(RM="4"), False),
+        (Raft(Server="2", MaxTerm=2, MaxLogLen=1), False),
+        (Raft(Server="2", MaxTerm=2, MaxLogLen=1), True),
+    ):
+        one = check_spec(spec, Options(symmetry=sym))
+        for workers in (2, 3):
+            many = check_spec(spec, Options(symmetry=sym, workers=workers))
+            assert _summary(one) == _summary(many)
+    r = check_spec(Raft(Server="2", MaxTerm=2, MaxLogLen=1), Options(symmetry=False, workers=2))
+    assert (r.verdict, r.stats.distinct, r.stats.generated, r.stats.depth) == (
+        Verdict.OK,
+        1760,
+        13797,
+        28,
+    )
