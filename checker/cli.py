@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import NoReturn
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -21,11 +22,18 @@ from rich.text import Text
 from checker import __version__
 from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.explore import Options, check
+from checker.graph import state_graph, write_graph
+from checker.itf import read_itf
 from checker.loader import available_specs, load_spec_class
 from checker.model import CompiledSpec
-from checker.render import render_trace, show
+from checker.pretty import show
+from checker.render import render_trace
+from checker.replay import replay as replay_trace
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.spec import Spec
+from checker.timeline import render_timeline
+from checker.tracefile import save_trace, timeline_of_itf, timeline_of_run
+from checker.viewer import run_viewer
 
 
 def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
@@ -110,6 +118,12 @@ def main() -> None:
     show_default=True,
     help="Worker processes (breadth-first; same results as one).",
 )
+@click.option(
+    "--trace-out",
+    type=click.Path(dir_okay=False),
+    help="Where to save a counterexample (default traces/<spec>-<variant>-<property>.itf.json).",
+)
+@click.option("--no-color", is_flag=True, help="Plain text output.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--debug", is_flag=True, hidden=True, help="Show tracebacks of internal errors.")
 def run(
@@ -124,11 +138,13 @@ def run(
     timeout: float | None,
     invariants: tuple[str, ...],
     workers: int,
+    trace_out: str | None,
+    no_color: bool,
     as_json: bool,
     debug: bool,
 ) -> None:
     """Check every reachable state of SPEC (a name under specs/, or a .py file)."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, no_color=no_color or None)
     try:
         instance = build_spec(spec, variant, consts)
         model = CompiledSpec(instance, invariants=list(invariants), symmetry=not no_symmetry)
@@ -162,14 +178,22 @@ def run(
     if result.verdict is Verdict.ERROR:
         _report_result_error(console, result)
         sys.exit(result.exit_code)
+    saved: Path | None = None
+    if result.trace is not None:
+        try:
+            saved = save_trace(result, model, Path(trace_out) if trace_out else None, source=spec)
+        except OSError as exc:
+            click.echo(f"mcheck: warning: could not save the trace: {exc}", err=True)
     if as_json:
-        click.echo(json.dumps(result.to_json(), sort_keys=True))
+        data = result.to_json()
+        data["trace_file"] = str(saved) if saved else None
+        click.echo(json.dumps(data, sort_keys=True))
     else:
-        _report(console, result, model)
+        _report(console, result, model, saved)
     sys.exit(result.exit_code)
 
 
-def _report(console: Console, result: Result, model: CompiledSpec) -> None:
+def _report(console: Console, result: Result, model: CompiledSpec, saved: Path | None) -> None:
     s = result.stats
     head = {
         Verdict.OK: ("No invariant violated: every reachable state checked.", "bold green"),
@@ -187,8 +211,11 @@ def _report(console: Console, result: Result, model: CompiledSpec) -> None:
     )
     if result.trace is not None:
         what = "counterexample" if result.verdict is Verdict.VIOLATION else "trace"
-        render_trace(result.trace, console, title=f"{what}, {result.trace.length} actions:")
+        console.print(Text(f"{what}, {result.trace.length} actions:", style="bold"))
+        render_timeline(timeline_of_run(result, model), console)
     console.print(Text(head[0], style=head[1]))
+    if saved is not None:
+        console.print(f"trace saved to {saved} (mcheck show {saved})")
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_row("distinct states", f"{s.distinct:,}")
     table.add_row("states generated", f"{s.generated:,}")
@@ -253,3 +280,126 @@ def list_specs() -> None:
             ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items()),
         )
     console.print(table)
+
+
+@main.command(name="show")
+@click.argument("trace_file", metavar="TRACE")
+@click.option("--full", is_flag=True, help="Print whole states, not only changes.")
+@click.option("--vars", "var_list", help="Only these variables (comma-separated).")
+@click.option("--no-color", is_flag=True, help="Plain text.")
+@click.option("--width", type=click.IntRange(min=40), help="Columns (default: the terminal's).")
+def show_trace(
+    trace_file: str, full: bool, var_list: str | None, no_color: bool, width: int | None
+) -> None:
+    """Draw a saved trace as a timeline: one lane per server, what each step changed."""
+    console = Console(highlight=False, no_color=no_color or None, width=width)
+    try:
+        trace = read_itf(Path(trace_file))
+        only = _var_filter(var_list, trace.var_names)
+    except MCheckError as exc:
+        _fail(str(exc))
+    render_timeline(timeline_of_itf(trace), console, full=full, only_vars=only)
+
+
+def _var_filter(var_list: str | None, names: tuple[str, ...]) -> list[str] | None:
+    if not var_list:
+        return None
+    wanted = [v.strip() for v in var_list.split(",") if v.strip()]
+    unknown = [v for v in wanted if v not in names]
+    if unknown:
+        raise ConfigError(f"unknown variable {unknown[0]!r} (known: {', '.join(names)})")
+    return wanted
+
+
+@main.command(name="replay")
+@click.argument("spec")
+@click.argument("trace_file", metavar="TRACE")
+@click.option("--variant", help="Variant to replay against (default: the trace's).")
+@click.option("--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant.")
+def replay_cmd(spec: str, trace_file: str, variant: str | None, consts: tuple[str, ...]) -> None:
+    """Re-execute TRACE against SPEC: exit 0 if it is a real behaviour ending in its
+    violation, 1 with the first diverging step otherwise."""
+    try:
+        trace = read_itf(Path(trace_file))
+        cls = load_spec_class(spec)
+        traced_spec = trace.meta.get("spec")
+        if traced_spec and traced_spec != cls.spec_name():
+            raise ConfigError(
+                f"{trace_file} is a trace of spec {traced_spec!r}, not {cls.spec_name()!r}"
+            )
+        chosen = variant or trace.meta.get("variant")
+        if chosen not in cls.variants:
+            chosen = variant  # unknown recorded variant: let the spec decide/complain
+        overrides = _trace_constants(trace.meta.get("constants") or {}, cls.constants)
+        overrides.update(_parse_consts(consts))
+        instance = cls(variant=chosen, **overrides)
+        model = CompiledSpec(instance, symmetry=False)
+        outcome = replay_trace(model, trace)
+    except EvaluationError as exc:
+        _fail(str(exc))
+    except MCheckError as exc:
+        _fail(str(exc))
+    console = Console(highlight=False)
+    style = "bold green" if outcome.ok else "bold red"
+    head = Text(("OK: " if outcome.ok else "DIVERGES: ") + outcome.message, style=style)
+    console.print(head, soft_wrap=True)
+    for line in outcome.details:
+        console.print(Text("  " + line), soft_wrap=True)
+    sys.exit(0 if outcome.ok else 1)
+
+
+def _trace_constants(recorded: dict[str, Any], defaults: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in recorded.items():
+        if name not in defaults:
+            continue
+        if isinstance(value, list):
+            out[name] = ",".join(str(v) for v in value)
+        elif isinstance(value, bool | int | str):
+            out[name] = value if not isinstance(defaults[name], str) else str(value)
+    return out
+
+
+@main.command(name="graph")
+@click.argument("spec")
+@click.option("--variant", help="Which variant of the spec.")
+@click.option("--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Output file: .graphml or .dot.",
+)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(min=1),
+    default=5000,
+    show_default=True,
+    help="Refuse graphs with more states than this.",
+)
+def graph_cmd(
+    spec: str, variant: str | None, consts: tuple[str, ...], out: str, max_nodes: int
+) -> None:
+    """Write the reachable state graph of a small model as GraphML or DOT."""
+    try:
+        instance = build_spec(spec, variant, consts)
+        model = CompiledSpec(instance, symmetry=False)
+        g = state_graph(model, max_nodes=max_nodes)
+        write_graph(g, Path(out))
+    except MCheckError as exc:
+        _fail(str(exc))
+    click.echo(f"wrote {g.number_of_nodes()} states and {g.number_of_edges()} edges to {out}")
+
+
+@main.command(name="view")
+@click.argument("trace_file", metavar="TRACE")
+def view_cmd(trace_file: str) -> None:
+    """Step through a saved trace interactively (arrows, g jump, f full, v vars, q quit)."""
+    try:
+        trace = read_itf(Path(trace_file))
+    except MCheckError as exc:
+        _fail(str(exc))
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        _fail("mcheck view needs an interactive terminal; use mcheck show for plain output")
+    run_viewer(timeline_of_itf(trace), Console(highlight=False))

@@ -11,11 +11,11 @@ from pathlib import Path
 from types import ModuleType
 
 from checker.errors import SpecLoadError
-from checker.spec import Spec
+from checker.spec import USER_MODULE_PREFIX, Spec
 
 
 def _import_file(path: Path) -> ModuleType:
-    name = f"mcheck_user_{path.stem}"
+    name = f"{USER_MODULE_PREFIX}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SpecLoadError(f"cannot load spec file {path}")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.pretty import brief_message, is_message
 from checker.spec import Spec, signature_arity
 from checker.symmetry import renamings
 from checker.values import ModelValue
@@ -65,6 +66,8 @@ def label_of(name: str, params: tuple[Any, ...]) -> str:
 
 
 def _short(v: Any) -> str:
+    if is_message(v):
+        return brief_message(v)
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -78,6 +81,22 @@ _Family = tuple[
     Callable[[Any], Any] | None,
     int,
 ]
+
+
+class _RecordingState:
+    """Stands in for a state and remembers which variables were read."""
+
+    def __init__(self, state: Any) -> None:
+        object.__setattr__(self, "_state", state)
+        object.__setattr__(self, "read", set())
+
+    def __getattr__(self, name: str) -> Any:
+        self.read.add(name)
+        return getattr(self._state, name)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.add(str(key))
+        return self._state[key]
 
 
 def _identity(state: Any) -> Any:
@@ -230,3 +249,34 @@ class CompiledSpec:
     def label(self, action: int, params: tuple[Any, ...]) -> str:
         """``Timeout(s1)``-style label of an action instance."""
         return label_of(self.action_names[action], params)
+
+    def reads_of(self, invariant_name: str, state: Any) -> list[str]:
+        """The variables invariant ``invariant_name`` reads when evaluated on ``state``.
+
+        Evaluated on a proxy that records attribute (or key) access, so a report can
+        show the values that break an invariant without the spec saying which they are.
+        """
+        decls = {d.name: d for d in type(self.spec)._invariants}
+        decl = decls.get(invariant_name)
+        if decl is None:
+            return []
+        proxy = _RecordingState(state)
+        try:
+            decl.predicate(self.spec, proxy)
+        except Exception:
+            return list(self.var_names)
+        return [n for n in self.var_names if n in proxy.read]
+
+    def actor(self, action: int, params: tuple[Any, ...], state: Any) -> Any:
+        """The lane member that takes this step, or None for the environment."""
+        decl = type(self.spec)._actions[action]
+        if decl.actor is not None:
+            try:
+                return decl.actor(self.spec, state, *params)
+            except Exception:
+                return None
+        lanes = self.spec.lane_values()
+        for p in params:
+            if isinstance(p, ModelValue) and p in lanes:
+                return p
+        return None

@@ -58,6 +58,7 @@ class ActionDecl:
     over: tuple[StaticDomain, ...]
     over_state: Callable[[Any, Any], Iterable[Any]] | None
     order: int
+    actor: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class InvariantDecl:
     predicate: Callable[[Any, Any], bool]
     order: int
 
+
+#: Spec files loaded by path become modules named with this prefix (see loader).
+USER_MODULE_PREFIX = "mcheck_user_"
 
 _counter = [0]
 
@@ -88,6 +92,7 @@ def action(
     over_state: Callable[[Any, Any], Iterable[Any]] | None = None,
     guard: Callable[..., bool] | None = None,
     name: str | None = None,
+    actor: Callable[..., Any] | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -98,13 +103,16 @@ def action(
     over_state: Callable[[Any, Any], Iterable[Any]] | None = None,
     guard: Callable[..., bool] | None = None,
     name: str | None = None,
+    actor: Callable[..., Any] | None = None,
 ) -> Any:
     """Declare a method ``(self, state, *params) -> state | None`` as a named action.
 
     ``over="Server"`` makes one instance per member of constant ``Server`` (in the
     constant's order); ``over=("Server", "Server")`` one per ordered pair; a callable
     ``lambda self: range(1, self.MaxTerm + 1)`` gives a computed domain.  Use
-    ``over_state`` for parameters taken from the state.
+    ``over_state`` for parameters taken from the state.  ``actor=lambda self, s, *p:``
+    names the server that takes the step (its lane in a timeline); by default the
+    first parameter that is a member of the lane set, else the environment.
     """
 
     def wrap(f: F) -> F:
@@ -123,6 +131,7 @@ def action(
             over=doms,
             over_state=over_state,
             order=_next_order(),
+            actor=actor,
         )
         f._mcheck_action = decl  # type: ignore[attr-defined]
         return f
@@ -257,7 +266,8 @@ class Spec:
         """The spec's name: ``name`` if set, else its module's last component."""
         if cls.name:
             return cls.name
-        return cls.__module__.rsplit(".", 1)[-1]
+        module = cls.__module__.rsplit(".", 1)[-1]
+        return module.removeprefix(USER_MODULE_PREFIX)
 
     @classmethod
     def action_names(cls) -> list[str]:

@@ -24,6 +24,7 @@ class Step:
     action: str | None
     action_name: str | None = None
     params: tuple[Any, ...] = ()
+    actor: Any = None
 
 
 @dataclass(frozen=True)
@@ -53,17 +54,20 @@ def replay_choices(model: Model, choices: Sequence[int]) -> Trace:
     inits = model.initial_states()
     state = inits[choices[0]]
     steps = [Step(state=state, action=None)]
+    actor_of = getattr(model, "actor", None)
     for k in choices[1:]:
         succ = model.successors(state)
         if k >= len(succ):
             raise RuntimeError("trace replay diverged: the model is not deterministic")
-        ai, params, state = succ[k]
+        ai, params, nxt = succ[k]
         steps.append(
             Step(
-                state=state,
+                state=nxt,
                 action=model.label(ai, params),
                 action_name=model.action_names[ai],
                 params=params,
+                actor=actor_of(ai, params, state) if actor_of is not None else None,
             )
         )
+        state = nxt
     return Trace(steps=tuple(steps), var_names=model.var_names)

@@ -329,7 +329,10 @@ class Raft(Spec):
         )
         return self._next(s, messages=with_message(m, s.messages))
 
-    @action(over_state=lambda self, s: sorted(s.messages.keys(), key=sort_key))
+    @action(
+        over_state=lambda self, s: sorted(s.messages.keys(), key=sort_key),
+        actor=lambda self, s, m: m.mdest,
+    )
     def Receive(self, s: RaftState, m: Message) -> RaftState | None:
         """Receive a message: update the term first, drop stale responses, or handle it."""
         i, j = m.mdest, m.msource

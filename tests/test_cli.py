@@ -54,8 +54,10 @@ def test_human_output_shows_the_counterexample_steps() -> None:
     code, out, _ = run("run", "die_hard")
     assert code == 12
     assert "Invariant BigJugNotFour is violated" in out
-    assert "State 7: BigToSmall" in out
-    assert "big: 5 -> 4" in out
+    assert "counterexample, 6 actions" in out
+    assert "BigToSmall" in out
+    assert "big 5->4" in out
+    assert "trace saved to traces/die_hard-default-BigJugNotFour.itf.json" in out
 
 
 def test_a_holding_spec_exits_0() -> None:

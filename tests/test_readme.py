@@ -29,4 +29,5 @@ def test_readme_spec_example_runs(tmp_path: Path) -> None:
     # Two servers can lead in term 0 in this toy: the example finds it in 2 steps.
     assert result.exit_code == 12, result.output
     assert "OneLeaderPerTerm is violated" in result.stdout
-    assert "State 3: BecomeLeader(s2)" in result.stdout
+    assert "BecomeLeader(s2)" in result.stdout
+    assert "counterexample, 2 actions" in result.stdout

@@ -1,0 +1,127 @@
+"""Replay a saved trace against a spec: is it a real behaviour of this variant?
+
+Each recorded step must be an enabled action instance (same action, same parameters)
+whose next state equals the recorded one, and the last state must still violate the
+recorded property.  States are compared by their canonical encodings, so the flavour
+of immutable container a file was read into does not matter.
+
+Replaying a ``bug`` variant's trace against the ``fix`` variant names the first step
+the fix blocks: that is how a patch is shown to close a bug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.fingerprint import encode
+from checker.itf import ItfTrace
+from checker.model import CompiledSpec, label_of
+from checker.pretty import show
+
+
+@dataclass
+class ReplayOutcome:
+    """The verdict of a replay, with the first divergence if any."""
+
+    ok: bool
+    message: str
+    step: int | None = None  #: index of the first state that diverges
+    details: list[str] = field(default_factory=list)
+
+
+def _enc_vars(model: CompiledSpec, state: Any) -> dict[str, Any]:
+    return {n: encode(v) for n, v in zip(model.var_names, model.variables(state), strict=True)}
+
+
+def _enc_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
+    return {n: encode(v) for n, v in recorded.items()}
+
+
+def _differences(model: CompiledSpec, produced: Any, recorded: dict[str, Any]) -> list[str]:
+    rows = []
+    got = dict(zip(model.var_names, model.variables(produced), strict=True))
+    for name in model.var_names:
+        if encode(got[name]) != encode(recorded.get(name)):
+            rows.append(
+                f"{name}: trace has {show(recorded.get(name))}, spec gives {show(got[name])}"
+            )
+    return rows
+
+
+def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
+    """Re-execute ``trace`` on ``model``; see the module docstring."""
+    variant = model.spec.variant
+    inits = model.initial_states()  # also fixes the model's variable names
+    if tuple(trace.var_names) != tuple(model.var_names):
+        return ReplayOutcome(
+            False,
+            f"the trace's variables {list(trace.var_names)} are not the spec's "
+            f"{list(model.var_names)}",
+            0,
+        )
+    want0 = _enc_recorded(trace.states[0])
+    current = None
+    for init in inits:
+        if _enc_vars(model, init) == want0:
+            current = init
+            break
+    if current is None:
+        return ReplayOutcome(
+            False, f"step 0: the first state is not an initial state of variant {variant}", 0
+        )
+    for i in range(1, len(trace.states)):
+        meta = trace.steps[i]
+        name = meta.get("action_name")
+        params = tuple(meta.get("params") or ())
+        label = meta.get("action") or label_of(str(name), params)
+        want = _enc_recorded(trace.states[i])
+        matches = []
+        for ai, p, nxt in model.successors(current):
+            if model.action_names[ai] == name and encode(p) == encode(params):
+                matches.append(nxt)
+        if not matches:
+            return ReplayOutcome(
+                False,
+                f"step {i}: {label} is not enabled in variant {variant} "
+                f"(the first step this variant blocks)",
+                i,
+            )
+        same = [t for t in matches if _enc_vars(model, t) == want]
+        if not same:
+            return ReplayOutcome(
+                False,
+                f"step {i}: {label} produces a different state in variant {variant}",
+                i,
+                _differences(model, matches[0], trace.states[i]),
+            )
+        current = same[0]
+    prop = trace.meta.get("property")
+    if prop == "Deadlock":
+        if model.successors(current):
+            return ReplayOutcome(
+                False,
+                f"the trace replays, but its last state is not a deadlock in variant {variant}",
+                len(trace.states) - 1,
+            )
+        return ReplayOutcome(
+            True, f"the trace is a real behaviour of variant {variant} and ends in a deadlock"
+        )
+    if prop:
+        if prop not in type(model.spec).invariant_names():
+            return ReplayOutcome(
+                False, f"the trace's property {prop!r} is not an invariant of this spec"
+            )
+        decl = {d.name: d for d in type(model.spec)._invariants}[prop]
+        if decl.predicate(model.spec, current):
+            return ReplayOutcome(
+                False,
+                f"the trace replays, but {prop} holds in its last state in variant {variant}",
+                len(trace.states) - 1,
+            )
+        return ReplayOutcome(
+            True,
+            f"the trace is a real behaviour of variant {variant} and ends in a violation "
+            f"of {prop} ({len(trace.states) - 1} steps)",
+        )
+    return ReplayOutcome(True, f"the trace is a real behaviour of variant {variant}")

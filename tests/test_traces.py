@@ -1,0 +1,274 @@
+"""Saved traces (ITF), timelines, the viewer, replay and state-graph export."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+from immutables import Map
+from pyrsistent import pmap, pset, pvector
+from rich.console import Console
+
+from checker import CompiledSpec, Options, invariant
+from checker.cli import main
+from checker.explore import check
+from checker.fingerprint import encode
+from checker.graph import state_graph
+from checker.itf import itf_from_json, read_itf, trace_to_itf
+from checker.timeline import render_timeline
+from checker.tracefile import save_trace, timeline_of_itf, timeline_of_run
+from checker.values import model_values
+from checker.viewer import Viewer
+from specs.raft import Raft
+
+S = model_values("s", 3, group="Server")
+
+
+class Rec(NamedTuple):
+    kind: str
+    src: Any
+    n: int
+
+
+@dataclass(frozen=True)
+class Box:
+    item: Any
+    flag: bool
+
+
+atoms = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.text(max_size=5),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(S),
+)
+
+
+def _values(children: Any) -> Any:
+    return st.one_of(
+        st.lists(children, max_size=3).map(tuple),
+        st.lists(children, max_size=3).map(pvector),
+        st.frozensets(st.integers(0, 5) | st.sampled_from(S), max_size=3),
+        st.frozensets(st.integers(0, 5), max_size=3).map(pset),
+        st.dictionaries(st.sampled_from(S), children, max_size=3).map(pmap),
+        st.dictionaries(st.integers(0, 3), children, max_size=3).map(Map),
+        st.builds(Rec, st.text(max_size=3), st.sampled_from(S), st.integers(0, 9)),
+        st.builds(Box, children, st.booleans()),
+    )
+
+
+values = st.recursive(atoms, _values, max_leaves=12)
+
+
+@given(values)
+def test_itf_round_trip_gives_the_same_value(v: Any) -> None:
+    doc = trace_to_itf([v], ("x",), lambda s: (s,), [{"action": "init"}], {"spec": "t"})
+    text = json.dumps(doc)  # what lands on disk
+    back = itf_from_json(json.loads(text))
+    assert encode(back.states[0]["x"]) == encode(v)
+
+
+def test_itf_encoding_follows_the_format() -> None:
+    v = (2**60, frozenset({1}), pmap({S[0]: None}), Rec("a", S[1], 3))
+    doc = trace_to_itf([v], ("x",), lambda s: (s,), [{"action": "init"}], {"spec": "t"})
+    assert set(doc) == {"#meta", "vars", "states"}
+    x = doc["states"][0]["x"]
+    assert doc["states"][0]["#meta"]["index"] == 0
+    assert x["#tup"][0] == {"#bigint": str(2**60)}
+    assert x["#tup"][1] == {"#set": [1]}
+    assert x["#tup"][2] == {"#map": [["s1", {"tag": "None", "value": {"#tup": []}}]]}
+    assert x["#tup"][3] == {"tag": "Rec", "value": {"kind": "a", "src": "s2", "n": 3}}
+
+
+class NoLeader(Raft):
+    """Raft with a deliberately false invariant, to get a message-heavy trace."""
+
+    name = "raft"
+
+    @invariant
+    def NeverLeader(self, s: Any) -> bool:
+        return "Leader" not in s.state.values()
+
+
+@pytest.fixture(scope="module")
+def raft_trace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Path]:
+    spec = NoLeader(MaxLogLen=0)
+    model = CompiledSpec(spec, invariants=["NeverLeader"])
+    result = check(model, Options(), variant=spec.variant, constants=spec.constant_values)
+    path = tmp_path_factory.mktemp("traces") / "raft.itf.json"
+    save_trace(result, model, path)
+    return result, model, path
+
+
+def test_saved_trace_reads_back_as_the_same_states(raft_trace: Any) -> None:
+    result, model, path = raft_trace
+    back = read_itf(path)
+    assert back.length == result.trace.length == 9
+    for step, state in zip(result.trace.steps, back.states, strict=True):
+        for name, v in zip(model.var_names, model.variables(step.state), strict=True):
+            assert encode(state[name]) == encode(v)
+    assert back.meta["property"] == "NeverLeader"
+    assert back.meta["spec"] == "raft"
+    assert back.meta["constants"]["Server"] == ["s1", "s2", "s3"]
+    assert back.steps[4]["action_name"] == "Receive"
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_timeline_fits_the_terminal_and_shows_messages(raft_trace: Any, width: int) -> None:
+    result, model, path = raft_trace
+    for data in (timeline_of_run(result, model), timeline_of_itf(read_itf(path))):
+        out = io.StringIO()
+        render_timeline(data, Console(file=out, width=width, color_system=None))
+        text = out.getvalue()
+        assert max(len(line) for line in text.splitlines()) <= width
+        assert "NeverLeader is violated" in text
+        assert "state = [s1 |-> Leader" in text
+        flat = " ".join(text.split())
+        assert "sent RVRequest" in flat or "sent" in flat
+        assert "received" in flat
+        for lane in ("s1", "s2", "s3", "env"):
+            assert lane in text
+
+
+def test_show_command_full_and_vars(raft_trace: Any) -> None:
+    _, _, path = raft_trace
+    r = CliRunner().invoke(main, ["show", str(path), "--no-color", "--width", "100"])
+    assert r.exit_code == 0
+    assert "NeverLeader is violated" in r.stdout
+    r = CliRunner().invoke(main, ["show", str(path), "--full", "--vars", "state,currentTerm"])
+    assert r.exit_code == 0
+    assert "state = " in r.stdout and "votedFor = " not in r.stdout
+    r = CliRunner().invoke(main, ["show", str(path), "--vars", "nope"])
+    assert r.exit_code == 2 and "unknown variable 'nope'" in r.stderr
+
+
+def test_replay_accepts_the_real_behaviour_and_names_a_blocked_step(raft_trace: Any) -> None:
+    _, _, path = raft_trace
+    spec_file = Path(__file__).parent / "fixtures" / "raft_no_leader.py"
+    r = CliRunner().invoke(main, ["replay", f"{spec_file}:NoLeader", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "ends in a violation of NeverLeader (9 steps)" in r.stdout
+    # With MaxTerm=1 no server may time out: the very first step is blocked.
+    r = CliRunner().invoke(
+        main, ["replay", f"{spec_file}:NoLeader", str(path), "--const", "MaxTerm=1"]
+    )
+    assert r.exit_code == 0  # MaxTerm bounds only the constraint, not the actions
+    r = CliRunner().invoke(
+        main, ["replay", f"{spec_file}:NoLeader", str(path), "--const", "Server=s1,s2"]
+    )
+    assert r.exit_code == 1
+    assert "step 0" in r.stdout
+
+
+def test_run_saves_the_trace_where_asked(tmp_path: Path) -> None:
+    target = tmp_path / "dh.itf.json"
+    r = CliRunner().invoke(main, ["run", "die_hard", "--trace-out", str(target), "--json"])
+    assert r.exit_code == 12
+    assert json.loads(r.stdout.splitlines()[-1])["trace_file"] == str(target)
+    r = CliRunner().invoke(main, ["replay", "die_hard", str(target)])
+    assert r.exit_code == 0
+    r = CliRunner().invoke(main, ["replay", "die_hard", str(target), "--const", "Big=6"])
+    assert r.exit_code == 1
+    assert "step 1: FillBig produces a different state" in r.stdout
+    assert "big: trace has 5, spec gives 6" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (None, "not found"),
+        ('{"vars": ["x"], "states": [', "not valid JSON"),
+        ('{"hello": 1}', "not an ITF trace"),
+        ('{"vars": ["x"], "states": []}', "not an ITF trace"),
+        ('{"vars": ["x"], "states": [{"y": 1}]}', "lacks variable 'x'"),
+    ],
+)
+def test_bad_trace_files_are_one_line_exit_2(
+    tmp_path: Path, content: str | None, needle: str
+) -> None:
+    path = tmp_path / "t.itf.json"
+    if content is not None:
+        path.write_text(content)
+    for args in (["show", str(path)], ["replay", "die_hard", str(path)], ["view", str(path)]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, args
+        assert needle in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in r.output
+
+
+def test_replaying_another_specs_trace_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "dh.itf.json"
+    CliRunner().invoke(main, ["run", "die_hard", "--trace-out", str(target)])
+    r = CliRunner().invoke(main, ["replay", "two_phase", str(target)])
+    assert r.exit_code == 2
+    assert "trace of spec 'die_hard', not 'two_phase'" in r.stderr
+
+
+def _screen(v: Viewer) -> str:
+    out = io.StringIO()
+    Console(file=out, width=100, color_system=None).print(v.render())
+    return out.getvalue()
+
+
+def test_viewer_keys_headless(raft_trace: Any) -> None:
+    _, _, path = raft_trace
+    v = Viewer(timeline_of_itf(read_itf(path)))
+    assert "step 0/9: initial state" in _screen(v)
+    for key in ("right", "l", "n"):
+        v.handle(key)
+    assert "step 3/9: RequestVote(s1, s1)" in _screen(v)
+    v.handle("left")
+    assert "step 2/9: Timeout(s2)" in _screen(v)
+    for key in ("g", "7", "enter"):
+        v.handle(key)
+    assert "step 7/9" in _screen(v)
+    assert "received RVRequest" in _screen(v)
+    v.handle("f")
+    screen = _screen(v)
+    assert "full state" in screen and "votedFor" in screen
+    for key in ("v", *"state", "enter"):
+        v.handle(key)
+    screen = _screen(v)
+    assert "variables: state" in screen and "votedFor" not in screen
+    v.handle("f")
+    v.handle("home")
+    for key in ("c", *"state", "enter"):
+        v.handle(key)
+    assert "step 1/9: Timeout(s1)" in _screen(v)
+    for key in ("c", *"state", "enter"):
+        v.handle(key)
+    assert "step 2/9" in _screen(v)
+    v.handle("G")
+    assert "NeverLeader is violated here" in _screen(v)
+    for key in ("g", "9", "9", "enter"):
+        v.handle(key)
+    assert "no step '99'" in _screen(v)
+    v.handle("q")
+    assert v.done
+
+
+def test_graph_export_matches_the_explorer(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["graph", "die_hard", "--out", str(tmp_path / "g.graphml")])
+    assert r.exit_code == 0
+    g = nx.read_graphml(tmp_path / "g.graphml")
+    assert g.number_of_nodes() == 16  # die_hard's reachable states (Target=4 included)
+    r = CliRunner().invoke(main, ["graph", "two_phase", "--out", str(tmp_path / "g.dot")])
+    assert r.exit_code == 0
+    assert (tmp_path / "g.dot").read_text().startswith("digraph states {")
+    r = CliRunner().invoke(
+        main, ["graph", "raft", "--out", str(tmp_path / "r.dot"), "--max-nodes", "100"]
+    )
+    assert r.exit_code == 2
+    assert "more than 100 states" in r.stderr
+    model = CompiledSpec(Raft(Server="2", MaxTerm=2, MaxLogLen=1), symmetry=False)
+    assert state_graph(model, max_nodes=10_000).number_of_nodes() == 1760
