@@ -100,7 +100,12 @@ def main() -> None:
 @click.option("--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant.")
 @click.option("--strategy", type=click.Choice(["bfs", "dfs"]), default="bfs", show_default=True)
 @click.option("--no-symmetry", is_flag=True, help="Do not reduce by the spec's symmetric sets.")
-@click.option("--no-deadlock", is_flag=True, help="Do not report states with no enabled action.")
+@click.option(
+    "--deadlock/--no-deadlock",
+    "deadlock",
+    default=None,
+    help="Report states with no enabled action (default: on, unless the spec says otherwise).",
+)
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
 )
@@ -132,7 +137,7 @@ def run(
     consts: tuple[str, ...],
     strategy: str,
     no_symmetry: bool,
-    no_deadlock: bool,
+    deadlock: bool | None,
     max_states: int | None,
     max_depth: int | None,
     timeout: float | None,
@@ -152,7 +157,7 @@ def run(
         opts = Options(
             strategy=strategy,
             symmetry=not no_symmetry,
-            deadlock=not no_deadlock,
+            deadlock=type(instance).check_deadlock if deadlock is None else deadlock,
             max_states=max_states,
             max_depth=max_depth,
             timeout=timeout,
@@ -261,25 +266,23 @@ def _report_result_error(console: Console, result: Result) -> None:
 def list_specs() -> None:
     """List the shipped specs with their variants, invariants and constants."""
     console = Console(highlight=False)
-    table = Table(title="specs")
-    for col in ("spec", "variants (default first)", "invariants", "actions", "constants"):
-        table.add_column(col, overflow="fold")
     for name in available_specs():
         try:
             cls = load_spec_class(name)
         except MCheckError as exc:
-            table.add_row(name, "", "", "", f"(does not load: {exc})")
+            console.print(Text(f"{name}: does not load: {exc}", style="red"), soft_wrap=True)
             continue
         default = cls.default_variant or (cls.variants[0] if cls.variants else "")
         variants = [default] + [v for v in cls.variants if v != default]
-        table.add_row(
-            name,
-            ", ".join(variants),
-            ", ".join(cls.invariant_names()),
-            ", ".join(cls.action_names()),
-            ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items()),
-        )
-    console.print(table)
+        console.print(Text(name, style="bold cyan"))
+        rows = [
+            ("variants", ", ".join(variants) + " (first is the default)"),
+            ("invariants", ", ".join(cls.invariant_names())),
+            ("actions", ", ".join(cls.action_names())),
+            ("constants", ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items())),
+        ]
+        for label, text in rows:
+            console.print(Text(f"  {label}: {text}"), soft_wrap=True)
 
 
 @main.command(name="show")
@@ -345,6 +348,8 @@ def replay_cmd(spec: str, trace_file: str, variant: str | None, consts: tuple[st
     console.print(head, soft_wrap=True)
     for line in outcome.details:
         console.print(Text("  " + line), soft_wrap=True)
+    if outcome.by_actions:
+        console.print(Text(outcome.by_actions, style="bold"), soft_wrap=True)
     sys.exit(0 if outcome.ok else 1)
 
 

@@ -28,6 +28,8 @@ class ReplayOutcome:
     message: str
     step: int | None = None  #: index of the first state that diverges
     details: list[str] = field(default_factory=list)
+    #: After a divergence: what happens when the same actions are taken anyway.
+    by_actions: str | None = None
 
 
 def _enc_vars(model: CompiledSpec, state: Any) -> dict[str, Any]:
@@ -94,8 +96,14 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
                 f"step {i}: {label} produces a different state in variant {variant}",
                 i,
                 _differences(model, matches[0], trace.states[i]),
+                by_actions=_follow_actions(model, trace, i, matches[0]),
             )
         current = same[0]
+    return _judge_end(model, trace, current)
+
+
+def _judge_end(model: CompiledSpec, trace: ItfTrace, current: Any) -> ReplayOutcome:
+    variant = model.spec.variant
     prop = trace.meta.get("property")
     if prop == "Deadlock":
         if model.successors(current):
@@ -125,3 +133,29 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
             f"of {prop} ({len(trace.states) - 1} steps)",
         )
     return ReplayOutcome(True, f"the trace is a real behaviour of variant {variant}")
+
+
+def _follow_actions(model: CompiledSpec, trace: ItfTrace, start: int, state: Any) -> str:
+    """Take the trace's remaining actions from the spec's own state after a divergence:
+    does the variant block one of them, and does the property still fail at the end?"""
+    variant = model.spec.variant
+    current = state
+    for i in range(start + 1, len(trace.states)):
+        meta = trace.steps[i]
+        name = meta.get("action_name")
+        params = tuple(meta.get("params") or ())
+        label = meta.get("action") or label_of(str(name), params)
+        nxt = [
+            t
+            for ai, p, t in model.successors(current)
+            if model.action_names[ai] == name and encode(p) == encode(params)
+        ]
+        if not nxt:
+            return f"taking the same actions, variant {variant} blocks step {i}: {label}"
+        current = nxt[0]
+    end = _judge_end(model, trace, current)
+    n = len(trace.states) - 1
+    if end.ok:
+        return f"taking the same {n} actions in variant {variant} still ends in the violation"
+    prop = trace.meta.get("property")
+    return f"taking the same {n} actions in variant {variant}, {prop} holds at the end"

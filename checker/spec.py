@@ -175,7 +175,8 @@ class Spec:
       ``default_variant`` (defaults to the first).  Read ``self.variant`` in actions.
     * ``symmetry``: names of constants whose members are interchangeable.
     * ``lanes``: name of the constant whose members get a lane in timelines
-      (defaults to the first symmetric set).
+      (defaults to the first symmetric set); ``owners`` maps variables that are not
+      keyed by lane members to the member they belong to.
 
     Methods: ``init()`` returns the initial states; ``constraint(state)`` bounds
     exploration like TLC's CONSTRAINT (default: everything).
@@ -187,6 +188,13 @@ class Spec:
     default_variant: ClassVar[str | None] = None
     symmetry: ClassVar[Sequence[str]] = ()
     lanes: ClassVar[str | None] = None
+    #: Variables that belong to one lane member although they are not maps keyed by
+    #: it (a follower's scalars, say): variable name -> member name.
+    owners: ClassVar[Mapping[str, str]] = {}
+    #: Whether a reachable state without successors is an error for this spec.  Specs
+    #: that bound their environment (elections, restarts) by counters reach quiet
+    #: terminal states on purpose and set this to False; ``--deadlock`` overrides.
+    check_deadlock: ClassVar[bool] = True
 
     _actions: ClassVar[tuple[ActionDecl, ...]] = ()
     _invariants: ClassVar[tuple[InvariantDecl, ...]] = ()

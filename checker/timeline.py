@@ -42,6 +42,7 @@ class TimelineData:
     kind: str = "violation"
     reads: list[str] = field(default_factory=list)  #: variables the property reads
     loop: int | None = None
+    owners: dict[str, str] = field(default_factory=dict)  #: variable -> its lane
 
 
 def brief(v: Any, width: int = 40) -> str:
@@ -90,7 +91,8 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
                 for path, before, after in _diff(f"{var}", x, y, lanes):
                     cells[_name(k)].append(_change(path, before, after))
             continue
-        cells[ENV].append(_change(var, brief(a), brief(b)))
+        owner = data.owners.get(var)
+        cells[owner if owner in lanes else ENV].append(_change(var, brief(a), brief(b)))
     return cells
 
 
@@ -135,6 +137,8 @@ def _message_cells(
     actor: str | None,
     lanes: set[str],
 ) -> None:
+    # Deliveries first, then what the step sent: the order in which things happen.
+    sent: list[tuple[str, Text]] = []
     for m in sorted(set(before) | set(after), key=brief_message):
         n0, n1 = before.get(m, 0), after.get(m, 0)
         if n1 == n0:
@@ -142,14 +146,15 @@ def _message_cells(
         src, dst = _name(_field(m, _SRC)), _name(_field(m, _DST))
         text = brief_message(m)
         if n0 == 0:
-            lane = src if src in lanes else ENV
-            cells[lane].append(Text(f"sent {text}", style="cyan"))
+            sent.append((src if src in lanes else ENV, Text(f"sent {text}", style="cyan")))
         elif n1 > n0:
             cells[ENV].append(Text(f"duplicated {text}", style="yellow"))
         elif actor == dst and dst in lanes:
             cells[dst].append(Text(f"received {text}", style="magenta"))
         else:
             cells[ENV].append(Text(f"dropped {text}", style="yellow"))
+    for lane, line in sent:
+        cells[lane].append(line)
 
 
 def render_timeline(
@@ -174,7 +179,8 @@ def render_timeline(
         table.add_column("#", justify="right", no_wrap=True, width=3)
         # Short labels (Timeout(s1), BecomeLeader(s2)) should never break mid-word.
         longest = max((len(a or "") for a in data.actions), default=8)
-        table.add_column("action", overflow="fold", width=min(longest, 18) + 4)
+        cap = 18 if console.width >= 120 else 12
+        table.add_column("action", overflow="fold", width=min(longest, cap) + 4)
         for lane in data.lanes:
             table.add_column(lane, overflow="fold", ratio=3)
         table.add_column(ENV, overflow="fold", ratio=2)

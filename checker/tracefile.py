@@ -67,6 +67,7 @@ def itf_document(
         "trace_length": trace.length,
         "lanes": [v.name for v in model.spec.lane_values()],
         "property_reads": reads,
+        "owners": dict(type(model.spec).owners),
         "tool": f"mcheck {__version__}",
         "mcheck_version": __version__,
     }
@@ -111,6 +112,7 @@ def timeline_of_run(result: Result, model: CompiledSpec) -> TimelineData:
         property=result_property(result),
         kind="deadlock" if result.verdict is Verdict.DEADLOCK else "violation",
         reads=reads,
+        owners=dict(type(model.spec).owners),
     )
 
 
@@ -129,6 +131,7 @@ def timeline_of_itf(trace: ItfTrace) -> TimelineData:
         kind="deadlock" if meta.get("property") == "Deadlock" else "violation",
         reads=[str(x) for x in meta.get("property_reads") or []],
         loop=trace.loop,
+        owners={str(k): str(v) for k, v in (meta.get("owners") or {}).items()},
     )
 
 

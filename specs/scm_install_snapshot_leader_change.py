@@ -1,0 +1,489 @@
+"""HDDS-16932: an SCM follower rejects every append of a new leader when leadership
+moves while it downloads a checkpoint that then succeeds.
+
+Mechanism (Ratis 3.3.x + Ozone SCM).  Leader L1 has purged its log past follower F's
+next index, so it sends F an install-snapshot notification carrying its first index.
+Ratis' ``SnapshotInstallationHandler`` sets ``installInProgressIndex`` and calls
+``SCMStateMachine.notifyInstallSnapshotFromLeader``, which downloads L1's checkpoint
+asynchronously and completes a future with the checkpoint TermIndex.  Completing the
+future applies nothing: the result is stored, and only the *next* notification
+reloads the state machine and clears the index.  While the index is set,
+``RaftServerImpl.checkInconsistentAppendEntries`` answers every append INCONSISTENCY.
+If leadership moves during the download to L2, whose log still covers F's next index,
+L2 never sends a notification (``LogAppender.shouldInstallSnapshot``), and once the
+download succeeds F rejects L2's appends forever.
+
+Model (the brief ``scm_install_snapshot_leader_change``): three SCMs with fixed roles,
+Ratis indices (0-based, -1 = none); committed entries ``0..N-1`` identical on L1 and
+L2; the checkpoint is one number ``CK``; one outstanding request per leader.  Every
+message and reply is a separate action, so a send and its delivery are two steps.
+
+Variants: ``bug`` (the code as filed); ``fix_scm`` (the report's SCM patch: fail the
+future when F's leader is no longer the one it downloads from, and on every null
+result of ``verifyCheckpointFromLeader``); ``fix`` (the Ratis change the report calls
+for: when F moves to a new leader's term with an install pending, apply the stored
+snapshot now, drop a null result, abandon a running download, clear the index).
+
+Abstractions, and why they are sound for this bug: no divergent log tails (the bug
+needs none; all entries involved are committed); elections are one atomic step
+between L1 and L2 (F's log is too short to win; a transfer needs only L1's vote);
+SCM's DB, secret keys and transaction buffer become the outcomes of verification
+(ahead / not ahead / error) that decide how the future completes; pipelined appends
+collapse to one outstanding request (more copies of the same rejected append).
+
+Results (checked by the engine; ``tests/test_seed_scm.py`` pins them): ``bug`` and
+``fix_scm`` violate NoStuckInstallInProgress in 6 actions, ``fix`` holds.  The
+``fix_scm`` counterexample is the race the patch cannot see: the download completes
+while F still names L1 as its leader (before it hears from L2), as the brief predicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from immutables import Map
+
+from checker import Spec, action, invariant, named_values, sort_key
+from checker.values import ModelValue, put
+from invariants.ratis import next_index_for_inconsistency, no_stuck_install_in_progress
+
+SCMS = named_values(["L1", "L2", "F"], "SCM")
+L1, L2, F = SCMS
+
+IDLE, RUNNING = "Idle", "Running"
+
+# Install-snapshot replies (InstallSnapshotResult) and append replies.
+IN_PROGRESS = "IN_PROGRESS"
+SNAPSHOT_INSTALLED = "SNAPSHOT_INSTALLED"
+ALREADY_INSTALLED = "ALREADY_INSTALLED"
+SNAPSHOT_UNAVAILABLE = "SNAPSHOT_UNAVAILABLE"
+NOT_LEADER = "NOT_LEADER"
+ERROR = "ERROR"
+SUCCESS = "SUCCESS"
+INCONSISTENCY = "INCONSISTENCY"
+
+# How F's download future completes.
+OK, NOT_AHEAD, DL_ERROR, EXC = "OK", "NOT_AHEAD", "ERROR", "EXC"
+
+
+class Notify(NamedTuple):
+    """InstallSnapshot notification: ``first`` is the first index in the leader's log."""
+
+    term: int
+    src: ModelValue
+    dst: ModelValue
+    first: int
+
+
+class Append(NamedTuple):
+    """AppendEntries of entries ``first..last`` after ``prev`` (heartbeat: first = -1)."""
+
+    term: int
+    src: ModelValue
+    dst: ModelValue
+    prev: int
+    first: int
+    last: int
+
+
+class InstallReply(NamedTuple):
+    """F's reply to a notification (carries the term of the request it answers)."""
+
+    term: int
+    src: ModelValue
+    dst: ModelValue
+    result: str
+    snapshotIndex: int
+
+
+class AppendReply(NamedTuple):
+    """F's reply to an append: ``next`` is F's state.getNextIndex()."""
+
+    term: int
+    src: ModelValue
+    dst: ModelValue
+    result: str
+    next: int
+    match: int
+    reqFirst: int
+
+
+Message = Notify | Append | InstallReply | AppendReply
+
+
+class SnapshotState(NamedTuple):
+    """The leaders' view of F, F's Ratis and SCM state, the network, the counters."""
+
+    term: int
+    leader: ModelValue
+    logStart: Map[ModelValue, int]
+    nextIndex: Map[ModelValue, int]
+    matchIndex: Map[ModelValue, int]
+    fTerm: int
+    fLeader: ModelValue | None
+    fNext: int
+    fApplied: int
+    fSnapshotIndex: int
+    installInProgressIndex: int
+    installedPending: int
+    snapshotNull: bool
+    download: str
+    downloadLeader: ModelValue | None
+    net: frozenset[Message]
+    elections: int
+    purges: int
+    dlFailures: int
+    restarts: int
+    drops: int
+
+
+def _of_kind(s: SnapshotState, kind: Any) -> list[Message]:
+    """The in-flight messages of one kind, in a fixed order (never set order)."""
+    return sorted((m for m in s.net if isinstance(m, kind)), key=sort_key)
+
+
+class ScmInstallSnapshotLeaderChange(Spec):
+    """HDDS-16932: SCM follower stuck with installInProgressIndex set after a leader
+    change during a successful checkpoint download."""
+
+    constants = {
+        "SCM": SCMS,
+        "N": 4,
+        "F_NEXT0": 1,
+        "START_L1": 3,
+        "START_L2": 0,
+        "CK": 3,
+        "MAX_ELECTIONS": 2,
+        "MAX_PURGES": 1,
+        "MAX_DL_FAILURES": 1,
+        "MAX_RESTARTS": 0,
+        "MAX_DROPS": 0,
+    }
+    # Elections, restarts (and purges, failures) are bounded by counters: when they
+    # run out the model may come to rest, which is not a protocol deadlock.
+    check_deadlock = False
+    variants = ("bug", "fix_scm", "fix")
+    lanes = "SCM"
+    owners = dict.fromkeys(
+        (
+            "fTerm",
+            "fLeader",
+            "fNext",
+            "fApplied",
+            "fSnapshotIndex",
+            "installInProgressIndex",
+            "installedPending",
+            "snapshotNull",
+            "download",
+            "downloadLeader",
+        ),
+        "F",
+    )
+
+    SCM: tuple[ModelValue, ...]
+    N: int
+    F_NEXT0: int
+    START_L1: int
+    START_L2: int
+    CK: int
+    MAX_ELECTIONS: int
+    MAX_PURGES: int
+    MAX_DL_FAILURES: int
+    MAX_RESTARTS: int
+    MAX_DROPS: int
+
+    def init(self) -> list[SnapshotState]:
+        """L1 leads at term 1 and already knows F's next index; F holds entry 0 only."""
+        return [
+            SnapshotState(
+                term=1,
+                leader=L1,
+                logStart=Map({L1: self.START_L1, L2: self.START_L2}),
+                nextIndex=Map({L1: self.F_NEXT0, L2: self.N}),
+                matchIndex=Map({L1: self.F_NEXT0 - 1, L2: -1}),
+                fTerm=1,
+                fLeader=L1,
+                fNext=self.F_NEXT0,
+                fApplied=self.F_NEXT0 - 1,
+                fSnapshotIndex=-1,
+                installInProgressIndex=-1,
+                installedPending=-1,
+                snapshotNull=False,
+                download=IDLE,
+                downloadLeader=None,
+                net=frozenset(),
+                elections=0,
+                purges=0,
+                dlFailures=0,
+                restarts=0,
+                drops=0,
+            )
+        ]
+
+    # -- helpers ------------------------------------------------------------------
+    @staticmethod
+    def _idle(s: SnapshotState, leader: ModelValue) -> bool:
+        """No request of ``leader`` is outstanding (gRPC appender waits for replies)."""
+        return not any(m.src == leader or m.dst == leader for m in s.net)
+
+    def _send(self, s: SnapshotState, m: Message, consumed: Message | None = None) -> Any:
+        net = s.net - {consumed} if consumed is not None else s.net
+        return net | {m}
+
+    def _adopt(self, s: SnapshotState, m: Notify | Append) -> SnapshotState:
+        """F recognises the sender as leader; in ``fix`` a new term runs the hook."""
+        if self.variant == "fix" and m.term > s.fTerm and s.installInProgressIndex != -1:
+            s = self._leader_change_hook(s)
+        return s._replace(fTerm=m.term, fLeader=m.src)
+
+    @staticmethod
+    def _reload(s: SnapshotState) -> SnapshotState:
+        """Reload the state machine from the stored checkpoint (SCM reinitialize)."""
+        idx = s.installedPending
+        return s._replace(
+            fApplied=idx,
+            fNext=idx + 1,
+            fSnapshotIndex=idx,
+            installedPending=-1,
+            installInProgressIndex=-1,
+        )
+
+    def _leader_change_hook(self, s: SnapshotState) -> SnapshotState:
+        """The ``fix`` variant: apply a stored install, drop a null result, abandon a
+        running download, clear installInProgressIndex."""
+        if s.installedPending >= 0:
+            s = self._reload(s)
+        return s._replace(
+            snapshotNull=False,
+            download=IDLE,
+            downloadLeader=None,
+            installInProgressIndex=-1,
+        )
+
+    # -- leader appender ------------------------------------------------------------
+    @action(over=(lambda self: (L1, L2),))
+    def SendNotify(self, s: SnapshotState, ldr: ModelValue) -> SnapshotState | None:
+        """Leader l's appender: F's nextIndex is below l's log start, so notify F to
+        install a snapshot (LogAppender.shouldInstallSnapshot)."""
+        if ldr != s.leader or not self._idle(s, ldr) or s.nextIndex[ldr] >= s.logStart[ldr]:
+            return None
+        return s._replace(net=self._send(s, Notify(s.term, ldr, F, s.logStart[ldr])))
+
+    @action(over=(lambda self: (L1, L2),))
+    def SendAppend(self, s: SnapshotState, ldr: ModelValue) -> SnapshotState | None:
+        """Leader l's appender sends entries from F's nextIndex, or a heartbeat."""
+        if ldr != s.leader or not self._idle(s, ldr) or s.nextIndex[ldr] < s.logStart[ldr]:
+            return None
+        nxt = s.nextIndex[ldr]
+        if nxt < self.N:
+            m = Append(s.term, ldr, F, nxt - 1, nxt, self.N - 1)
+        else:
+            m = Append(s.term, ldr, F, nxt - 1, -1, -1)
+        return s._replace(net=self._send(s, m))
+
+    # -- follower F -----------------------------------------------------------------
+    @action(
+        over_state=lambda self, s: sorted(
+            (m for m in s.net if isinstance(m, Notify)), key=sort_key
+        ),
+        actor=lambda self, s, m: F,
+    )
+    def HandleNotify(self, s: SnapshotState, m: Notify) -> SnapshotState:
+        """SnapshotInstallationHandler.notifyStateMachineToInstallSnapshot on F."""
+        if m.term < s.fTerm:
+            reply = InstallReply(m.term, F, m.src, NOT_LEADER, -1)
+            return s._replace(net=self._send(s, reply, m))
+        s = self._adopt(s, m)
+        if s.installInProgressIndex == -1:
+            if s.fSnapshotIndex >= 0 and s.fSnapshotIndex + 1 >= m.first:
+                reply = InstallReply(m.term, F, m.src, ALREADY_INSTALLED, s.fSnapshotIndex)
+                return s._replace(net=self._send(s, reply, m))
+            # SCMStateMachine.notifyInstallSnapshotFromLeader: download from m.src.
+            reply = InstallReply(m.term, F, m.src, IN_PROGRESS, -1)
+            return s._replace(
+                installInProgressIndex=m.first,
+                download=RUNNING,
+                downloadLeader=m.src,
+                net=self._send(s, reply, m),
+            )
+        if s.installInProgressIndex > m.first:
+            # Precondition inProgressIndex <= first fails: an exception, no change.
+            reply = InstallReply(m.term, F, m.src, ERROR, -1)
+            return s._replace(net=self._send(s, reply, m))
+        if s.snapshotNull:
+            reply = InstallReply(m.term, F, m.src, SNAPSHOT_UNAVAILABLE, -1)
+            return s._replace(
+                snapshotNull=False, installInProgressIndex=-1, net=self._send(s, reply, m)
+            )
+        if s.installedPending >= 0:
+            reply = InstallReply(m.term, F, m.src, SNAPSHOT_INSTALLED, s.installedPending)
+            return self._reload(s)._replace(net=self._send(s, reply, m))
+        reply = InstallReply(m.term, F, m.src, IN_PROGRESS, -1)
+        return s._replace(net=self._send(s, reply, m))
+
+    @action(
+        over_state=lambda self, s: sorted(
+            (m for m in s.net if isinstance(m, Append)), key=sort_key
+        ),
+        actor=lambda self, s, m: F,
+    )
+    def HandleAppend(self, s: SnapshotState, m: Append) -> SnapshotState:
+        """RaftServerImpl.appendEntriesAsync on F: checkInconsistentAppendEntries first
+        rejects everything while an install is in progress."""
+        if m.term < s.fTerm:
+            reply = AppendReply(m.term, F, m.src, NOT_LEADER, -1, -1, m.first)
+            return s._replace(net=self._send(s, reply, m))
+        s = self._adopt(s, m)
+        if s.installInProgressIndex != -1:
+            reply = AppendReply(m.term, F, m.src, INCONSISTENCY, s.fNext, -1, m.first)
+            return s._replace(net=self._send(s, reply, m))
+        if m.prev < s.fNext:
+            heartbeat = m.first == -1
+            f_next = s.fNext if heartbeat else max(s.fNext, m.last + 1)
+            match = -1 if heartbeat else m.last
+            reply = AppendReply(m.term, F, m.src, SUCCESS, f_next, match, m.first)
+            return s._replace(fNext=f_next, net=self._send(s, reply, m))
+        reply = AppendReply(m.term, F, m.src, INCONSISTENCY, min(s.fNext, m.prev), -1, m.first)
+        return s._replace(net=self._send(s, reply, m))
+
+    @action(over=(lambda self: (OK, NOT_AHEAD, DL_ERROR, EXC),), actor=lambda self, s, o: F)
+    def DownloadFinish(self, s: SnapshotState, outcome: str) -> SnapshotState | None:
+        """F's download task completes the future: OK (the checkpoint TermIndex),
+        NOT_AHEAD or ERROR (null results of verifyCheckpointFromLeader), or EXC (the
+        future fails, as HDDS-16899's patch does for a failed download)."""
+        if s.download != RUNNING:
+            return None
+        failures = s.dlFailures
+        if outcome == OK and not s.fApplied < self.CK:
+            return None
+        if outcome == NOT_AHEAD and s.fApplied < self.CK:
+            return None
+        if outcome in (DL_ERROR, EXC):
+            if failures >= self.MAX_DL_FAILURES:
+                return None
+            failures += 1
+        s = s._replace(download=IDLE, dlFailures=failures)
+        if self.variant == "fix_scm" and (outcome != OK or s.fLeader != s.downloadLeader):
+            outcome = EXC  # the patch: fail the future
+        if outcome == OK:
+            return s._replace(installedPending=self.CK)
+        if outcome == EXC:
+            return s._replace(installInProgressIndex=-1)
+        return s._replace(snapshotNull=True)
+
+    @action(actor=lambda self, s: F)
+    def Apply(self, s: SnapshotState) -> SnapshotState | None:
+        """F's StateMachineUpdater applies the next entry it holds."""
+        if s.fApplied >= s.fNext - 1:
+            return None
+        return s._replace(fApplied=s.fApplied + 1)
+
+    # -- leader reply handlers ------------------------------------------------------
+    @action(
+        over_state=lambda self, s: _of_kind(s, InstallReply),
+        actor=lambda self, s, r: r.dst,
+    )
+    def HandleInstallReply(self, s: SnapshotState, r: InstallReply) -> SnapshotState | None:
+        """GrpcLogAppender.InstallSnapshotResponseHandler on the current leader."""
+        if r.dst != s.leader or r.term != s.term:
+            return None
+        net = s.net - {r}
+        if r.result in (SNAPSHOT_INSTALLED, ALREADY_INSTALLED):
+            # FollowerInfo.setSnapshotIndex: matchIndex = i, nextIndex = i + 1.
+            return s._replace(
+                matchIndex=put(s.matchIndex, r.dst, r.snapshotIndex),
+                nextIndex=put(s.nextIndex, r.dst, r.snapshotIndex + 1),
+                net=net,
+            )
+        return s._replace(net=net)
+
+    @action(
+        over_state=lambda self, s: _of_kind(s, AppendReply),
+        actor=lambda self, s, r: r.dst,
+    )
+    def HandleAppendReply(self, s: SnapshotState, r: AppendReply) -> SnapshotState | None:
+        """GrpcLogAppender.AppendLogResponseHandler on the current leader."""
+        if r.dst != s.leader or r.term != s.term:
+            return None
+        ldr = r.dst
+        net = s.net - {r}
+        if r.result == SUCCESS:
+            return s._replace(
+                matchIndex=put(s.matchIndex, ldr, max(s.matchIndex[ldr], r.match)),
+                nextIndex=put(s.nextIndex, ldr, max(s.nextIndex[ldr], r.match + 1)),
+                net=net,
+            )
+        if r.result == INCONSISTENCY:
+            nxt = next_index_for_inconsistency(r.reqFirst, r.next, s.matchIndex[ldr])
+            return s._replace(nextIndex=put(s.nextIndex, ldr, nxt), net=net)
+        return s._replace(net=net)
+
+    @action(
+        over_state=lambda self, s: _of_kind(s, InstallReply | AppendReply),
+    )
+    def DiscardStaleReply(self, s: SnapshotState, r: Message) -> SnapshotState | None:
+        """A reply to a former leader, or of an older term, is ignored."""
+        if r.dst == s.leader and r.term == s.term:
+            return None
+        return s._replace(net=s.net - {r})
+
+    # -- environment ----------------------------------------------------------------
+    @action(over=(lambda self: (L1, L2),))
+    def ElectLeader(self, s: SnapshotState, ldr: ModelValue) -> SnapshotState | None:
+        """Leadership moves to ldr (admin transfer, or an election after a GC pause or a
+        partition); ldr starts with nextIndex = its log's next index, matchIndex = -1."""
+        if ldr == s.leader or s.elections >= self.MAX_ELECTIONS:
+            return None
+        return s._replace(
+            term=s.term + 1,
+            leader=ldr,
+            nextIndex=put(s.nextIndex, ldr, self.N),
+            matchIndex=put(s.matchIndex, ldr, -1),
+            elections=s.elections + 1,
+        )
+
+    @action(over=(lambda self: (L1, L2), lambda self: range(1, self.CK + 1)))
+    def Purge(self, s: SnapshotState, ldr: ModelValue, k: int) -> SnapshotState | None:
+        """ldr purges its log up to (not including) index k."""
+        if s.purges >= self.MAX_PURGES or not s.logStart[ldr] < k <= self.CK:
+            return None
+        return s._replace(logStart=put(s.logStart, ldr, k), purges=s.purges + 1)
+
+    @action(actor=lambda self, s: F)
+    def RestartF(self, s: SnapshotState) -> SnapshotState | None:
+        """F restarts: the in-memory install state is gone; log and applied index stay."""
+        if s.restarts >= self.MAX_RESTARTS:
+            return None
+        return s._replace(
+            installInProgressIndex=-1,
+            installedPending=-1,
+            snapshotNull=False,
+            download=IDLE,
+            downloadLeader=None,
+            restarts=s.restarts + 1,
+        )
+
+    @action(over_state=lambda self, s: sorted(s.net, key=sort_key))
+    def DropMessage(self, s: SnapshotState, m: Message) -> SnapshotState | None:
+        """The network loses a message."""
+        if s.drops >= self.MAX_DROPS:
+            return None
+        return s._replace(net=s.net - {m}, drops=s.drops + 1)
+
+    # -- invariant ------------------------------------------------------------------
+    @invariant
+    def NoStuckInstallInProgress(self, s: SnapshotState) -> bool:
+        """F's install is finished on its side, it follows the real leader, and that
+        leader can never send a notification that clears installInProgressIndex."""
+        return no_stuck_install_in_progress(
+            s.installInProgressIndex,
+            s.installedPending,
+            s.snapshotNull,
+            s.fLeader,
+            s.fTerm,
+            s.leader,
+            s.term,
+            s.nextIndex,
+            s.logStart,
+            s.fNext,
+        )

@@ -1,0 +1,309 @@
+"""HDDS-16454: a new SCM leader whose apply lags its commit starts the datanode
+protocol server at once, so reports for committed-but-unapplied containers are dropped.
+
+Mechanism (Ozone SCM HA).  In HA an SCM defers starting its ``DatanodeProtocolServer``
+to ``SCMStateMachine.tryStartDNServerAndRefreshSafeMode``, which runs at most once per
+process (``isStateMachineReady``) and is called from ``notifyLeaderChanged``,
+``applyTransaction`` and ``notifyTermIndexUpdated``.  Its gate is
+``isLeader() || isFollowerCaughtUp()``.  The follower half compares the last applied
+index with ``leaderCommitIndexOnStart``, the leader's commit index captured when this
+SCM (re)joined.  The leader half is wrong: Ratis elects by *log* up-to-dateness and
+fires ``notifyLeaderChanged`` (which makes ``SCMContext.isLeader()`` true) before the
+StateMachineUpdater has applied the committed backlog, so a restarted SCM that wins an
+election starts the server with ``appliedIndex < commitIndex``.
+
+Model (the brief ``scm_new_leader_dn_server_start``): abstract 1-based indices (0 =
+nothing); one global log of which every server holds a prefix (entry i allocates
+container c_i); elections as one atomic step restricted to up-to-date servers; ghost
+variables record which call started each server's datanode server and with which
+applied, commit and accession-commit indexes.
+
+Variants: ``bug`` (gate ``isLeader() || isFollowerCaughtUp()``, with Java's
+short-circuit: a leader captures no target), ``fix`` (the report's patch: gate
+``isFollowerCaughtUp()`` only), ``fix_recapture`` (also re-capture the target as the
+node's own commit index when it becomes leader before its server started: the residual
+the brief describes, which the report's patch leaves open).
+
+Initial states: ``INIT=post_restart`` (default: every server restarted with its log
+and commit index recovered up to ``INIT_LOG`` and nothing applied) or ``fresh`` (an
+empty cluster; a ``Restart`` is then needed to expose the bug).
+
+Abstractions and soundness: one global log without divergent tails (the defect
+concerns committed entries only and Raft never elects a server lacking one); the
+follower's view of the leader's commit index is the leader's commit at that moment
+(an older value is one the leader once had, and -1 is the "not captured" path);
+safe mode, leader-ready and report handling are reduced to the start condition itself,
+which is what decides whether reports can be dropped.
+
+Results (engine, pinned in ``tests/test_seed_scm.py``): ``bug`` violates
+NoLeaderBranchStartBeforeApplied in 1 action (post_restart) and in 7 from a fresh
+cluster with one restart, as the brief says; ``fix`` holds for it.  The residual:
+``fix`` violates NoLeaderStartBeforeAccessionApplied at ``MAX_INDEX=3, INIT_LOG=2``
+and ``fix_recapture`` holds both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from immutables import Map
+
+from checker import ConfigError, Spec, action, invariant, model_values
+from checker.values import ModelValue, put
+
+LEADER_BRANCH, FOLLOWER_BRANCH, APPLY = "LeaderBranch", "FollowerBranch", "Apply"
+ServerMap = Map[ModelValue, Any]
+
+
+class DnStartState(NamedTuple):
+    """Raft view (term, leader, logs, commits), SCM state, and the ghost variables."""
+
+    term: int
+    leader: ModelValue | None
+    logLen: ServerMap
+    commit: ServerMap
+    applied: ServerMap
+    isLeaderCtx: ServerMap
+    knownLeader: ServerMap
+    dnServerStarted: ServerMap
+    leaderCommitIndexOnStart: ServerMap
+    startPath: ServerMap
+    startApplied: ServerMap
+    startCommit: ServerMap
+    startWhileLeader: ServerMap
+    accessionCommit: ServerMap
+    startAccessionCommit: ServerMap
+    droppedReports: frozenset[tuple[ModelValue, int]]
+    restarts: int
+
+
+class ScmNewLeaderDnServerStart(Spec):
+    """HDDS-16454: tryStartDNServerAndRefreshSafeMode's isLeader() short-circuit."""
+
+    constants = {
+        "SCMS": model_values("s", 3, group="SCMS"),
+        "MAX_INDEX": 2,
+        "INIT_LOG": -1,  # -1: MAX_INDEX
+        "MAX_TERM": 3,
+        "MAX_RESTARTS": 1,
+        "INIT": "post_restart",
+        "DN_REPORTS": False,
+    }
+    # Elections, restarts (and purges, failures) are bounded by counters: when they
+    # run out the model may come to rest, which is not a protocol deadlock.
+    check_deadlock = False
+    variants = ("bug", "fix", "fix_recapture")
+    symmetry = ("SCMS",)
+
+    SCMS: tuple[ModelValue, ...]
+    MAX_INDEX: int
+    INIT_LOG: int
+    MAX_TERM: int
+    MAX_RESTARTS: int
+    INIT: str
+    DN_REPORTS: bool
+
+    def validate(self) -> None:
+        """INIT is one of the two initial states."""
+        if self.INIT not in ("post_restart", "fresh"):
+            raise ConfigError("INIT must be post_restart or fresh")
+        if self.INIT_LOG > self.MAX_INDEX:
+            raise ConfigError("INIT_LOG cannot exceed MAX_INDEX")
+
+    def _map(self, value: Any) -> ServerMap:
+        return Map(dict.fromkeys(self.SCMS, value))
+
+    def init(self) -> list[DnStartState]:
+        """post_restart: logs and commit recovered, nothing applied; fresh: empty."""
+        if self.INIT == "post_restart":
+            term, log = 1, self.MAX_INDEX if self.INIT_LOG < 0 else self.INIT_LOG
+        else:
+            term, log = 0, 0
+        return [
+            DnStartState(
+                term=term,
+                leader=None,
+                logLen=self._map(log),
+                commit=self._map(log),
+                applied=self._map(0),
+                isLeaderCtx=self._map(False),
+                knownLeader=self._map(None),
+                dnServerStarted=self._map(False),
+                leaderCommitIndexOnStart=self._map(-1),
+                startPath=self._map(None),
+                startApplied=self._map(-1),
+                startCommit=self._map(-1),
+                startWhileLeader=self._map(False),
+                accessionCommit=self._map(-1),
+                startAccessionCommit=self._map(-1),
+                droppedReports=frozenset(),
+                restarts=0,
+            )
+        ]
+
+    # -- SCMStateMachine.tryStartDNServerAndRefreshSafeMode ----------------------------
+    def _known_leader_commit(self, s: DnStartState, x: ModelValue) -> int:
+        """getLeaderCommitIndex: own commit as leader, the known leader's, else -1."""
+        if s.isLeaderCtx[x]:
+            return int(s.commit[x])
+        k = s.knownLeader[x]
+        return int(s.commit[k]) if k is not None else -1
+
+    def _try_start(self, s: DnStartState, x: ModelValue, path: str) -> DnStartState:
+        if s.dnServerStarted[x]:
+            return s
+        if self.variant == "bug" and s.isLeaderCtx[x]:
+            gate = True  # isLeader() || ...: isFollowerCaughtUp() is not even called
+        else:
+            # isFollowerCaughtUp(): capture the target once, even if the gate fails.
+            target = s.leaderCommitIndexOnStart[x]
+            if target < 0:
+                target = self._known_leader_commit(s, x)
+                if target >= 0:
+                    s = s._replace(
+                        leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, x, target)
+                    )
+            gate = target >= 0 and s.applied[x] >= target
+        if not gate:
+            return s
+        return s._replace(
+            dnServerStarted=put(s.dnServerStarted, x, True),
+            startPath=put(s.startPath, x, path),
+            startApplied=put(s.startApplied, x, s.applied[x]),
+            startCommit=put(s.startCommit, x, s.commit[x]),
+            startWhileLeader=put(s.startWhileLeader, x, s.isLeaderCtx[x]),
+            startAccessionCommit=put(s.startAccessionCommit, x, s.accessionCommit[x]),
+        )
+
+    # -- actions ------------------------------------------------------------------
+    @action(over="SCMS")
+    def BecomeLeader(self, s: DnStartState, x: ModelValue) -> DnStartState | None:
+        """x wins an election (or a transfer) on log up-to-dateness alone; Ratis fires
+        notifyLeaderChanged, whose leader branch sets SCMContext.isLeader()."""
+        if s.leader == x or s.term >= self.MAX_TERM:
+            return None
+        if s.logLen[x] != max(s.logLen.values()):
+            return None
+        is_leader, known = s.isLeaderCtx, s.knownLeader
+        if s.leader is not None:  # notifyNotLeader on the old leader
+            is_leader = put(is_leader, s.leader, False)
+            known = put(known, s.leader, None)
+        s = s._replace(
+            term=s.term + 1,
+            leader=x,
+            isLeaderCtx=put(is_leader, x, True),
+            knownLeader=put(known, x, x),
+            accessionCommit=put(s.accessionCommit, x, s.commit[x]),
+        )
+        if self.variant == "fix_recapture" and not s.dnServerStarted[x]:
+            s = s._replace(leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, x, s.commit[x]))
+        return self._try_start(s, x, LEADER_BRANCH)
+
+    @action(over="SCMS")
+    def LearnLeader(self, s: DnStartState, f: ModelValue) -> DnStartState | None:
+        """Follower branch of notifyLeaderChanged, on the first message of the new
+        leader: capture leaderCommitIndexOnStart if not started, then try to start."""
+        lead = s.leader
+        if lead is None or f == lead or s.knownLeader[f] == lead:
+            return None
+        s = s._replace(knownLeader=put(s.knownLeader, f, lead))
+        if not s.dnServerStarted[f]:
+            s = s._replace(
+                leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, f, s.commit[lead])
+            )
+        return self._try_start(s, f, FOLLOWER_BRANCH)
+
+    @action(over="SCMS")
+    def ClientAllocate(self, s: DnStartState, x: ModelValue) -> DnStartState | None:
+        """The leader appends 'allocate container c_i' at the next index."""
+        if s.leader != x or s.logLen[x] >= self.MAX_INDEX:
+            return None
+        return s._replace(logLen=put(s.logLen, x, s.logLen[x] + 1))
+
+    @action(over=("SCMS", "SCMS"), actor=lambda self, s, ldr, f: f)
+    def Replicate(self, s: DnStartState, ldr: ModelValue, f: ModelValue) -> DnStartState | None:
+        """Follower f appends the leader's next entry."""
+        if s.leader != ldr or s.knownLeader[f] != ldr or s.logLen[f] >= s.logLen[ldr]:
+            return None
+        return s._replace(logLen=put(s.logLen, f, s.logLen[f] + 1))
+
+    @action(over="SCMS")
+    def AdvanceCommit(self, s: DnStartState, x: ModelValue) -> DnStartState | None:
+        """The leader commits the largest index a majority holds."""
+        if s.leader != x:
+            return None
+        lens = sorted(s.logLen.values(), reverse=True)
+        majority = lens[len(lens) // 2]  # held by at least a majority
+        if majority <= s.commit[x]:
+            return None
+        return s._replace(commit=put(s.commit, x, majority))
+
+    @action(over="SCMS")
+    def LearnCommit(self, s: DnStartState, f: ModelValue) -> DnStartState | None:
+        """Follower f learns the leader's commit index (bounded by its log)."""
+        lead = s.leader
+        if lead is None or f == lead or s.knownLeader[f] != lead:
+            return None
+        new = max(s.commit[f], min(s.commit[lead], s.logLen[f]))
+        if new == s.commit[f]:
+            return None
+        return s._replace(commit=put(s.commit, f, new))
+
+    @action(over="SCMS")
+    def Apply(self, s: DnStartState, x: ModelValue) -> DnStartState | None:
+        """StateMachineUpdater applies the next committed entry; applyTransaction then
+        calls tryStartDNServerAndRefreshSafeMode."""
+        if s.applied[x] >= s.commit[x]:
+            return None
+        s = s._replace(applied=put(s.applied, x, s.applied[x] + 1))
+        return self._try_start(s, x, APPLY)
+
+    @action(over="SCMS")
+    def Restart(self, s: DnStartState, x: ModelValue) -> DnStartState | None:
+        """x restarts: log and commit are recovered, the state machine replays from 0,
+        the datanode server is down until tryStart passes again."""
+        if s.restarts >= self.MAX_RESTARTS:
+            return None
+        return s._replace(
+            leader=None if s.leader == x else s.leader,
+            applied=put(s.applied, x, 0),
+            isLeaderCtx=put(s.isLeaderCtx, x, False),
+            knownLeader=put(s.knownLeader, x, None),
+            dnServerStarted=put(s.dnServerStarted, x, False),
+            leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, x, -1),
+            startPath=put(s.startPath, x, None),
+            startApplied=put(s.startApplied, x, -1),
+            startCommit=put(s.startCommit, x, -1),
+            startWhileLeader=put(s.startWhileLeader, x, False),
+            startAccessionCommit=put(s.startAccessionCommit, x, -1),
+            restarts=s.restarts + 1,
+        )
+
+    @action(over=("SCMS", lambda self: range(1, self.MAX_INDEX + 1)))
+    def DNReport(self, s: DnStartState, x: ModelValue, c: int) -> DnStartState | None:
+        """A datanode reports container c_c to x (off unless DN_REPORTS): a container
+        committed but not yet applied is CONTAINER_NOT_FOUND and the report dropped."""
+        if not self.DN_REPORTS or not s.dnServerStarted[x] or c > max(s.commit.values()):
+            return None
+        if c <= s.applied[x] or (x, c) in s.droppedReports:
+            return None
+        return s._replace(droppedReports=s.droppedReports | {(x, c)})
+
+    # -- invariants ---------------------------------------------------------------
+    @invariant
+    def NoLeaderBranchStartBeforeApplied(self, s: DnStartState) -> bool:
+        """The leader branch of notifyLeaderChanged never starts the datanode server
+        while the node's applied index is below its commit index (the report's name)."""
+        return all(
+            s.startPath[x] != LEADER_BRANCH or s.startApplied[x] >= s.startCommit[x]
+            for x in self.SCMS
+        )
+
+    @invariant
+    def NoLeaderStartBeforeAccessionApplied(self, s: DnStartState) -> bool:
+        """A server started while leader had applied its commit index as of becoming
+        leader (frozen at the start)."""
+        return all(
+            not s.startWhileLeader[x] or s.startApplied[x] >= s.startAccessionCommit[x]
+            for x in self.SCMS
+        )

@@ -1,0 +1,41 @@
+"""Helpers for the seed-spec tests: run a spec, save its trace, replay it elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from checker import CompiledSpec, Options
+from checker.explore import check
+from checker.itf import read_itf
+from checker.loader import load_spec_class
+from checker.replay import ReplayOutcome, replay
+from checker.result import Result
+from checker.tracefile import save_trace
+
+
+def run(
+    spec: str, variant: str, invariants: list[str] | None = None, **consts: Any
+) -> tuple[Result, CompiledSpec]:
+    """Check one variant (deadlock per the spec, symmetry on) and return the result."""
+    cls = load_spec_class(spec)
+    instance = cls(variant=variant, **consts)
+    model = CompiledSpec(instance, invariants=invariants)
+    opts = Options(deadlock=cls.check_deadlock)
+    result = check(model, opts, variant=variant, constants=instance.constant_values)
+    return result, model
+
+
+def replay_on(
+    result: Result, model: CompiledSpec, tmp: Path, variant: str, **consts: Any
+) -> ReplayOutcome:
+    """Save ``result``'s trace and replay it against another variant of the spec."""
+    path = save_trace(result, model, tmp / f"{result.spec}-{result.variant}.itf.json")
+    trace = read_itf(path)
+    cls = type(model.spec)
+    target = cls(variant=variant, **{**_recorded(model), **consts})
+    return replay(CompiledSpec(target, symmetry=False), trace)
+
+
+def _recorded(model: CompiledSpec) -> dict[str, Any]:
+    return dict(model.spec.constant_values)

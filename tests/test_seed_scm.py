@@ -1,0 +1,110 @@
+"""HDDS-16932 and HDDS-16454: the engine's real outcomes, pinned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.result import Verdict
+from tests.seed_helpers import replay_on, run
+
+SNAP = "scm_install_snapshot_leader_change"
+DN = "scm_new_leader_dn_server_start"
+LARGER = {"MAX_ELECTIONS": 3, "MAX_PURGES": 2, "MAX_DL_FAILURES": 2}
+
+
+@pytest.mark.parametrize(("consts", "bug_n", "fix_scm_n"), [({}, 169, 153), (LARGER, 235, 217)])
+def test_hdds_16932_bug_and_scm_patch_get_stuck_in_6_actions(
+    consts: dict[str, int], bug_n: int, fix_scm_n: int
+) -> None:
+    for variant, distinct in (("bug", bug_n), ("fix_scm", fix_scm_n)):
+        r, _ = run(SNAP, variant, **consts)
+        assert r.verdict is Verdict.VIOLATION
+        assert r.violated == "NoStuckInstallInProgress"
+        assert r.trace is not None and r.trace.length == 6
+        assert r.stats.distinct == distinct
+        last = r.trace.steps[-1].state
+        assert last.installInProgressIndex == 3 and last.installedPending == 3
+        assert last.fLeader == last.leader  # F follows L2 and rejects its appends
+
+
+@pytest.mark.parametrize(("consts", "distinct"), [({}, 6682), (LARGER, 46009)])
+def test_hdds_16932_ratis_fix_holds_exhaustively(consts: dict[str, int], distinct: int) -> None:
+    r, _ = run(SNAP, "fix", **consts)
+    assert r.verdict is Verdict.OK
+    assert r.stats.distinct == distinct
+
+
+def test_hdds_16932_story_and_replays(tmp_path: Path) -> None:
+    r, model = run(SNAP, "bug")
+    assert r.trace is not None
+    assert r.trace.labels() == [
+        "SendNotify(L1)",
+        "HandleNotify(Notify L1->F t1)",
+        "DownloadFinish('OK')",
+        "ElectLeader(L2)",
+        "SendAppend(L2)",
+        "HandleAppend(Append L2->F t2)",
+    ]
+    assert replay_on(r, model, tmp_path, "bug").ok
+    # The report's own patch does not block this trace: the download finished while
+    # F still named L1 as its leader.
+    assert replay_on(r, model, tmp_path, "fix_scm").ok
+    # The Ratis fix applies the stored install when F moves to L2's term.
+    blocked = replay_on(r, model, tmp_path, "fix")
+    assert not blocked.ok
+    assert blocked.step == 6
+    assert "HandleAppend(Append L2->F t2) produces a different state" in blocked.message
+    assert any("installInProgressIndex" in d for d in blocked.details)
+    assert blocked.by_actions == (
+        "taking the same 6 actions in variant fix, NoStuckInstallInProgress holds at the end"
+    )
+
+
+def test_hdds_16454_bug_leader_branch_starts_before_applied() -> None:
+    r, _ = run(DN, "bug")
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, "NoLeaderBranchStartBeforeApplied")
+    assert r.trace is not None and r.trace.labels() == ["BecomeLeader(s1)"]
+    r, _ = run(DN, "bug", INIT="fresh")
+    assert r.violated == "NoLeaderBranchStartBeforeApplied"
+    assert r.trace is not None and r.trace.labels() == [
+        "BecomeLeader(s1)",
+        "LearnLeader(s2)",
+        "ClientAllocate(s1)",
+        "Replicate(s1, s2)",
+        "AdvanceCommit(s1)",
+        "Restart(s1)",
+        "BecomeLeader(s1)",
+    ]
+
+
+@pytest.mark.parametrize(("consts", "distinct"), [({}, 2354), ({"MAX_TERM": 4}, 7965)])
+def test_hdds_16454_fix_and_recapture_hold(consts: dict[str, int], distinct: int) -> None:
+    for variant in ("fix", "fix_recapture"):
+        r, _ = run(DN, variant, **consts)
+        assert r.verdict is Verdict.OK, variant
+        assert r.stats.distinct == distinct
+    r, _ = run(DN, "fix", invariants=["NoLeaderBranchStartBeforeApplied"], **consts)
+    assert r.verdict is Verdict.OK
+
+
+def test_hdds_16454_residual_of_the_reports_patch() -> None:
+    r, _ = run(DN, "fix", MAX_INDEX=3, INIT_LOG=2)
+    assert r.violated == "NoLeaderStartBeforeAccessionApplied"
+    assert r.trace is not None and r.trace.length == 9
+    assert r.trace.labels()[-3:] == ["BecomeLeader(s2)", "Apply(s2)", "Apply(s2)"]
+
+
+def test_hdds_16454_fix_blocks_the_bug_trace(tmp_path: Path) -> None:
+    r, model = run(DN, "bug", INIT="fresh")
+    assert replay_on(r, model, tmp_path, "bug").ok
+    blocked = replay_on(r, model, tmp_path, "fix")
+    # The patched isFollowerCaughtUp() captures a target at once: the first state
+    # already differs; taking the same 7 actions, the datanode server is not started.
+    assert not blocked.ok and blocked.step == 1
+    assert "BecomeLeader(s1) produces a different state" in blocked.message
+    assert blocked.by_actions == (
+        "taking the same 7 actions in variant fix, NoLeaderBranchStartBeforeApplied "
+        "holds at the end"
+    )
