@@ -64,3 +64,9 @@ def next_index_for_inconsistency(
     if nxt == request_first_index and nxt > 0:
         nxt -= 1
     return nxt
+
+
+def match_index_sound(match_index: int, follower_covered: int) -> bool:
+    """MatchIndexSound: the leader's matchIndex for a follower never exceeds the highest
+    index at which the follower's state (log or snapshot) agrees with the leader's log."""
+    return match_index <= follower_covered

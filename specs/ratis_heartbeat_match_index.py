@@ -1,0 +1,484 @@
+"""RATIS-2605: a heartbeat SUCCESS advances the leader's matchIndex from the follower's
+reply nextIndex, past what the follower shares with the leader.
+
+Mechanism (Ratis ``LogAppenderDefault.handleReply`` before commit 6aafce539).  A
+follower answers a heartbeat whose previous entry matches with SUCCESS and
+``nextIndex = its own log end``.  The leader took that value as the new nextIndex and
+set ``matchIndex = nextIndex - 1``.  After an election, a follower with an uncommitted
+tail of an older term (longer than the new leader's log) answers the first heartbeat
+with its log end: the leader believes it matches up to there, commits on that belief
+(CommitImpliesQuorumReplication fails), never sends the entries that would truncate
+the tail (nextIndex is past its own log, so only heartbeats go out, or it oscillates
+between two values above the divergence), and in the worst case a committed entry is
+lost (StateMachineSafety).  The fix: for a heartbeat, ``new = max(old, previousIndex +
+1)``; replies to appends with entries are unchanged.
+
+Model (the brief ``ratis_heartbeat_match_index``): raft.tla's variables and actions
+with Ratis index conventions (0-based, -1 = none) and Ratis reply handling; a startup
+entry appended by each new leader; messages a set with at most ``MaxMsgs`` in flight
+and one outstanding AppendEntries per leader-follower pair (``LogAppenderDefault`` is
+synchronous).  The heartbeat/entries choice (``hb``) stands for the heartbeat timer.
+
+Initial states: ``Init=seeded`` (default, reachable from ``empty``): s1 leads term 1
+with ``log[s1] = <<1, 1, 1>>`` (startup entry committed, two client entries unsent),
+``log[s2] = log[s3] = <<1>>``; ``empty``: raft.tla's Init with Ratis conventions.
+Configuration ``deep`` (MaxTerm=3, MaxMsgs=1) reaches the lost committed entry.
+
+Abstractions and soundness: no snapshots, purges, configuration changes, pre-vote or
+leases (the bug lives in heartbeat reply handling and needs none); the startup entry
+is kept because it creates the divergence at the new leader's first index; the
+message bound loses no counterexample (each needs one message at a time); the commit
+rule is the majority value of the leader's own last index and its followers'
+matchIndex (the 3-server median).
+
+Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` violates
+MatchIndexSound in 8 actions and CommitImpliesQuorumReplication in 9 at the defaults,
+and StateMachineSafety in 21 in ``deep``; ``fix`` holds all three exhaustively.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from immutables import Map
+
+from checker import ConfigError, Spec, action, invariant, model_values, sort_key
+from checker.values import ModelValue, put
+from invariants.raft import committed_logs_agree
+from invariants.ratis import match_index_sound, next_index_for_inconsistency
+
+FOLLOWER, CANDIDATE, LEADER = "Follower", "Candidate", "Leader"
+SUCCESS, INCONSISTENCY, NOT_LEADER = "SUCCESS", "INCONSISTENCY", "NOT_LEADER"
+SMap = Map[ModelValue, Any]
+
+
+class RVReq(NamedTuple):
+    """RequestVote request."""
+
+    mterm: int
+    msource: ModelValue
+    mdest: ModelValue
+    mlastLogTerm: int
+    mlastLogIndex: int
+
+
+class RVResp(NamedTuple):
+    """RequestVote response."""
+
+    mterm: int
+    msource: ModelValue
+    mdest: ModelValue
+    mvoteGranted: bool
+
+
+class AEReq(NamedTuple):
+    """AppendEntries request (``mprevLogIndex = -1``: no previous entry)."""
+
+    mterm: int
+    msource: ModelValue
+    mdest: ModelValue
+    mprevLogIndex: int
+    mprevLogTerm: int
+    mentries: tuple[int, ...]
+    mcommitIndex: int
+    mheartbeat: bool
+
+
+class AEResp(NamedTuple):
+    """AppendEntries reply plus the request metadata the appender keeps."""
+
+    mterm: int
+    msource: ModelValue
+    mdest: ModelValue
+    mresult: str
+    mnextIndex: int
+    mmatchIndex: int
+    mreqHeartbeat: bool
+    mreqPrevIndex: int
+    mreqFirstIndex: int
+
+
+Message = RVReq | RVResp | AEReq | AEResp
+
+
+class HbState(NamedTuple):
+    """raft.tla's variables (logs hold entry terms), Ratis indices, and counters."""
+
+    currentTerm: SMap
+    state: SMap
+    votedFor: SMap
+    votesGranted: SMap
+    log: SMap
+    commitIndex: SMap
+    nextIndex: SMap
+    matchIndex: SMap
+    messages: frozenset[Message]
+    clientRequests: int
+    drops: int
+    restarts: int
+
+
+def agree(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """The largest k with a[0..k] = b[0..k] (-1 if none)."""
+    k = -1
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+def last_term(lg: tuple[int, ...]) -> int:
+    """Term of the last entry, 0 for an empty log."""
+    return lg[-1] if lg else 0
+
+
+class RatisHeartbeatMatchIndex(Spec):
+    """RATIS-2605: heartbeat SUCCESS and the leader's matchIndex."""
+
+    constants = {
+        "Server": model_values("s", 3, group="Server"),
+        "MaxTerm": 2,
+        "MaxLogLen": 4,
+        "MaxMsgs": 2,
+        "MaxClientRequests": 0,
+        "MaxDrops": 0,
+        "MaxRestarts": 0,
+        "Init": "seeded",
+    }
+    variants = ("bug", "fix")
+    symmetry = ("Server",)
+    # Terms, client requests, drops and restarts are bounded: quiet end states are fine.
+    check_deadlock = False
+
+    Server: tuple[ModelValue, ...]
+    MaxTerm: int
+    MaxLogLen: int
+    MaxMsgs: int
+    MaxClientRequests: int
+    MaxDrops: int
+    MaxRestarts: int
+    Init: str
+
+    def validate(self) -> None:
+        """Init names one of the two initial states."""
+        if self.Init not in ("seeded", "empty"):
+            raise ConfigError("Init must be seeded or empty")
+        if self.Init == "seeded" and len(self.Server) < 2:
+            raise ConfigError("Init=seeded needs at least two servers")
+
+    def _map(self, value: Any) -> SMap:
+        return Map(dict.fromkeys(self.Server, value))
+
+    def init(self) -> list[HbState]:
+        """seeded: s1 leads term 1 with two unsent entries; empty: raft.tla's Init."""
+        servers = self.Server
+        none = self._map(-1)
+        if self.Init == "empty":
+            return [
+                HbState(
+                    currentTerm=self._map(1),
+                    state=self._map(FOLLOWER),
+                    votedFor=self._map(None),
+                    votesGranted=self._map(frozenset()),
+                    log=self._map(()),
+                    commitIndex=self._map(-1),
+                    nextIndex=self._map(self._map(0)),
+                    matchIndex=self._map(none),
+                    messages=frozenset(),
+                    clientRequests=0,
+                    drops=0,
+                    restarts=0,
+                )
+            ]
+        s1 = servers[0]
+        return [
+            HbState(
+                currentTerm=self._map(1),
+                state=put(self._map(FOLLOWER), s1, LEADER),
+                votedFor=self._map(s1),
+                votesGranted=self._map(frozenset()),
+                log=put(self._map((1,)), s1, (1, 1, 1)),
+                commitIndex=self._map(0),
+                nextIndex=put(self._map(self._map(0)), s1, self._map(1)),
+                matchIndex=put(self._map(none), s1, self._map(0)),
+                messages=frozenset(),
+                clientRequests=0,
+                drops=0,
+                restarts=0,
+            )
+        ]
+
+    # -- helpers ------------------------------------------------------------------
+    def _quorum(self, n: int) -> bool:
+        return n * 2 > len(self.Server)
+
+    @staticmethod
+    def _update_term(s: HbState, i: ModelValue, term: int) -> HbState:
+        """raft.tla's UpdateTerm, done first when a message carries a higher term."""
+        if term <= s.currentTerm[i]:
+            return s
+        return s._replace(
+            currentTerm=put(s.currentTerm, i, term),
+            state=put(s.state, i, FOLLOWER),
+            votedFor=put(s.votedFor, i, None),
+        )
+
+    def _room(self, s: HbState) -> bool:
+        return len(s.messages) < self.MaxMsgs
+
+    # -- elections ------------------------------------------------------------------
+    @action(over="Server")
+    def Timeout(self, s: HbState, i: ModelValue) -> HbState | None:
+        """i times out: a candidate of the next term, voting for itself."""
+        if s.state[i] == LEADER or s.currentTerm[i] >= self.MaxTerm:
+            return None
+        return s._replace(
+            state=put(s.state, i, CANDIDATE),
+            currentTerm=put(s.currentTerm, i, s.currentTerm[i] + 1),
+            votedFor=put(s.votedFor, i, i),
+            votesGranted=put(s.votesGranted, i, frozenset({i})),
+        )
+
+    @action(over=("Server", "Server"))
+    def RequestVote(self, s: HbState, i: ModelValue, j: ModelValue) -> HbState | None:
+        """Candidate i asks j for its vote."""
+        if s.state[i] != CANDIDATE or i == j or j in s.votesGranted[i] or not self._room(s):
+            return None
+        lg = s.log[i]
+        m = RVReq(s.currentTerm[i], i, j, last_term(lg), len(lg) - 1)
+        if m in s.messages:
+            return None
+        return s._replace(messages=s.messages | {m})
+
+    def _of(self, s: HbState, kind: Any) -> list[Message]:
+        return sorted((m for m in s.messages if isinstance(m, kind)), key=sort_key)
+
+    @action(over_state=lambda self, s: self._of(s, RVReq), actor=lambda self, s, m: m.mdest)
+    def HandleRequestVoteRequest(self, s: HbState, m: RVReq) -> HbState:
+        """j grants iff same term, i's log at least as up to date, no other vote."""
+        j, i = m.mdest, m.msource
+        s = self._update_term(s, j, m.mterm)
+        lg = s.log[j]
+        log_ok = m.mlastLogTerm > last_term(lg) or (
+            m.mlastLogTerm == last_term(lg) and m.mlastLogIndex >= len(lg) - 1
+        )
+        grant = m.mterm == s.currentTerm[j] and log_ok and s.votedFor[j] in (None, i)
+        if grant:
+            s = s._replace(votedFor=put(s.votedFor, j, i))
+        reply = RVResp(s.currentTerm[j], j, i, grant)
+        return s._replace(messages=(s.messages - {m}) | {reply})
+
+    @action(over_state=lambda self, s: self._of(s, RVResp), actor=lambda self, s, m: m.mdest)
+    def HandleRequestVoteResponse(self, s: HbState, m: RVResp) -> HbState:
+        """Candidate i tallies a vote of its term."""
+        i, j = m.mdest, m.msource
+        s = self._update_term(s, i, m.mterm)
+        if m.mterm == s.currentTerm[i] and m.mvoteGranted:
+            s = s._replace(votesGranted=put(s.votesGranted, i, s.votesGranted[i] | {j}))
+        return s._replace(messages=s.messages - {m})
+
+    @action(over="Server")
+    def BecomeLeader(self, s: HbState, i: ModelValue) -> HbState | None:
+        """A candidate with a quorum leads: nextIndex = its log's next index, matchIndex
+        = -1, then it appends its startup entry."""
+        if s.state[i] != CANDIDATE or not self._quorum(len(s.votesGranted[i])):
+            return None
+        lg = s.log[i]
+        if len(lg) < self.MaxLogLen:
+            lg = (*lg, s.currentTerm[i])
+        return s._replace(
+            state=put(s.state, i, LEADER),
+            nextIndex=put(s.nextIndex, i, self._map(len(s.log[i]))),
+            matchIndex=put(s.matchIndex, i, self._map(-1)),
+            log=put(s.log, i, lg),
+        )
+
+    # -- replication ----------------------------------------------------------------
+    @action(over="Server")
+    def ClientRequest(self, s: HbState, i: ModelValue) -> HbState | None:
+        """The leader appends a client entry (bounded)."""
+        if s.state[i] != LEADER or s.clientRequests >= self.MaxClientRequests:
+            return None
+        if len(s.log[i]) >= self.MaxLogLen:
+            return None
+        return s._replace(
+            log=put(s.log, i, (*s.log[i], s.currentTerm[i])),
+            clientRequests=s.clientRequests + 1,
+        )
+
+    @action(over=("Server", "Server", lambda self: (False, True)))
+    def SendAppendEntries(
+        self, s: HbState, i: ModelValue, j: ModelValue, hb: bool
+    ) -> HbState | None:
+        """Leader i's appender for j: a heartbeat (the timer fired, or nothing to send)
+        or the entries from nextIndex, each with getPrevious(nextIndex)."""
+        if s.state[i] != LEADER or i == j or not self._room(s):
+            return None
+        term = s.currentTerm[i]
+        for m in s.messages:
+            if isinstance(m, AEReq) and m.msource == i and m.mdest == j and m.mterm == term:
+                return None
+            if isinstance(m, AEResp) and m.msource == j and m.mdest == i and m.mterm >= term:
+                return None
+        lg = s.log[i]
+        nxt = s.nextIndex[i][j]
+        if nxt == 0 or nxt - 1 >= len(lg):
+            prev, prev_term = -1, 0  # LogAppender.getPrevious: none
+        else:
+            prev, prev_term = nxt - 1, lg[nxt - 1]
+        if hb or nxt >= len(lg):
+            m = AEReq(term, i, j, prev, prev_term, (), s.commitIndex[i], True)
+        else:
+            m = AEReq(term, i, j, prev, prev_term, lg[nxt:], s.commitIndex[i], False)
+        return s._replace(messages=s.messages | {m})
+
+    @action(over_state=lambda self, s: self._of(s, AEReq), actor=lambda self, s, m: m.mdest)
+    def HandleAppendEntriesRequest(self, s: HbState, m: AEReq) -> HbState:
+        """RaftServerImpl.appendEntriesAsync / checkInconsistentAppendEntries on j."""
+        j, i = m.mdest, m.msource
+        msgs = s.messages - {m}
+        first = m.mprevLogIndex + 1
+        entries = m.mentries
+
+        def reply(st: HbState, result: str, nxt: int, match: int) -> HbState:
+            r = AEResp(
+                st.currentTerm[j],
+                j,
+                i,
+                result,
+                nxt,
+                match,
+                m.mheartbeat,
+                m.mprevLogIndex,
+                first if entries else -1,
+            )
+            return st._replace(messages=msgs | {r})
+
+        if m.mterm < s.currentTerm[j]:
+            return reply(s, NOT_LEADER, -1, -1)
+        s = self._update_term(s, j, m.mterm)
+        if s.state[j] != FOLLOWER:  # a leader or candidate of that term steps down
+            s = s._replace(state=put(s.state, j, FOLLOWER))
+        lg = s.log[j]
+        commit = s.commitIndex[j]
+        if entries and commit >= 0 and commit >= first:
+            return reply(s, INCONSISTENCY, commit + 1, -1)
+        prev = m.mprevLogIndex
+        if prev >= 0 and (prev >= len(lg) or lg[prev] != m.mprevLogTerm):
+            return reply(s, INCONSISTENCY, min(len(lg), prev), -1)
+        if entries:
+            new = list(lg)
+            for k, t in enumerate(entries):
+                idx = first + k
+                if idx < len(new) and new[idx] == t:
+                    continue
+                del new[idx:]
+                new.extend(entries[k:])
+                break
+            lg = tuple(new)
+        base = prev if prev >= 0 else 0  # effectiveCommitIndex
+        commit = max(commit, min(m.mcommitIndex, base + len(entries)))
+        s = s._replace(log=put(s.log, j, lg), commitIndex=put(s.commitIndex, j, commit))
+        if entries:
+            last = first + len(entries) - 1
+            return reply(s, SUCCESS, last + 1, last)
+        return reply(s, SUCCESS, len(lg), -1)
+
+    @action(over_state=lambda self, s: self._of(s, AEResp), actor=lambda self, s, m: m.mdest)
+    def HandleAppendEntriesResponse(self, s: HbState, m: AEResp) -> HbState:
+        """LogAppenderDefault.handleReply on leader i (the variant switch)."""
+        i, j = m.mdest, m.msource
+        s = s._replace(messages=s.messages - {m})
+        if m.mterm > s.currentTerm[i]:
+            return self._update_term(s, i, m.mterm)
+        if m.mterm < s.currentTerm[i] or s.state[i] != LEADER:
+            return s
+        old = s.nextIndex[i][j]
+        match = s.matchIndex[i][j]
+        if m.mresult == SUCCESS:
+            if self.variant == "fix" and m.mreqHeartbeat:
+                new = max(old, m.mreqPrevIndex + 1)
+            else:
+                new = m.mnextIndex
+            if new <= old:
+                return s
+            return s._replace(
+                matchIndex=put(s.matchIndex, i, put(s.matchIndex[i], j, max(match, new - 1))),
+                nextIndex=put(s.nextIndex, i, put(s.nextIndex[i], j, new)),
+            )
+        if m.mresult == INCONSISTENCY:
+            nxt = next_index_for_inconsistency(m.mreqFirstIndex, m.mnextIndex, match)
+            return s._replace(nextIndex=put(s.nextIndex, i, put(s.nextIndex[i], j, nxt)))
+        return s
+
+    @action(over="Server")
+    def AdvanceCommitIndex(self, s: HbState, i: ModelValue) -> HbState | None:
+        """LeaderStateImpl.updateCommit: the majority value of the leader's last index
+        and its followers' matchIndex, if that entry is of the current term."""
+        if s.state[i] != LEADER:
+            return None
+        lg = s.log[i]
+        values = sorted(
+            [len(lg) - 1] + [s.matchIndex[i][j] for j in self.Server if j != i], reverse=True
+        )
+        m = min(values[len(values) // 2], len(lg) - 1)
+        if m <= s.commitIndex[i] or m < 0 or lg[m] != s.currentTerm[i]:
+            return None
+        return s._replace(commitIndex=put(s.commitIndex, i, m))
+
+    # -- environment ----------------------------------------------------------------
+    @action(over_state=lambda self, s: sorted(s.messages, key=sort_key))
+    def DropMessage(self, s: HbState, m: Message) -> HbState | None:
+        """The network loses a message (bounded)."""
+        if s.drops >= self.MaxDrops:
+            return None
+        return s._replace(messages=s.messages - {m}, drops=s.drops + 1)
+
+    @action(over="Server")
+    def Restart(self, s: HbState, i: ModelValue) -> HbState | None:
+        """i restarts (bounded): keeps term, vote and log."""
+        if s.restarts >= self.MaxRestarts:
+            return None
+        return s._replace(
+            state=put(s.state, i, FOLLOWER),
+            votesGranted=put(s.votesGranted, i, frozenset()),
+            nextIndex=put(s.nextIndex, i, self._map(0)),
+            matchIndex=put(s.matchIndex, i, self._map(-1)),
+            commitIndex=put(s.commitIndex, i, -1),
+            restarts=s.restarts + 1,
+        )
+
+    # -- invariants -----------------------------------------------------------------
+    @invariant
+    def MatchIndexSound(self, s: HbState) -> bool:
+        """A leader's matchIndex for a follower of its term never exceeds the prefix
+        their logs share."""
+        for i in self.Server:
+            if s.state[i] != LEADER:
+                continue
+            for j in self.Server:
+                same_term = j != i and s.currentTerm[j] == s.currentTerm[i]
+                if same_term and not match_index_sound(
+                    s.matchIndex[i][j], agree(s.log[i], s.log[j])
+                ):
+                    return False
+        return True
+
+    @invariant
+    def CommitImpliesQuorumReplication(self, s: HbState) -> bool:
+        """Everything a leader has committed is shared by a quorum (itself included)."""
+        for i in self.Server:
+            if s.state[i] != LEADER or s.commitIndex[i] < 0:
+                continue
+            k = s.commitIndex[i]
+            holders = sum(1 for j in self.Server if agree(s.log[i], s.log[j]) >= k)
+            if not self._quorum(holders):
+                return False
+        return True
+
+    @invariant
+    def StateMachineSafety(self, s: HbState) -> bool:
+        """raft.tla's classic: committed entries agree on every pair of servers."""
+        counts = {i: s.commitIndex[i] + 1 for i in self.Server}
+        return committed_logs_agree(s.log, counts)

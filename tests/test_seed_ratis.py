@@ -1,0 +1,130 @@
+"""RATIS-1369, HDDS-17579 and RATIS-2605: the engine's real outcomes, pinned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.result import Verdict
+from tests.seed_helpers import replay_on, run
+
+EMPTY = "ratis_empty_snapshot_index_default"
+OM = "om_leader_ready_before_apply"
+HB = "ratis_heartbeat_match_index"
+
+
+@pytest.mark.parametrize(
+    ("invariant", "length"),
+    [("NoFalseAlreadyInstalled", 2), ("MatchIndexSound", 3), ("FollowerNotStranded", 3)],
+)
+def test_ratis_1369_bug_answers_already_installed(invariant: str, length: int) -> None:
+    r, _ = run(EMPTY, "bug", invariants=[invariant])
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, invariant)
+    assert r.trace is not None and r.trace.length == length
+    assert r.trace.labels()[:2] == ["SendNotify", "HandleNotify(Notify L->F)"]
+
+
+@pytest.mark.parametrize(("consts", "distinct"), [({}, 12), ({"LAST": 4, "SNAP_L": 3}, 15)])
+def test_ratis_1369_fix_holds(consts: dict[str, int], distinct: int) -> None:
+    r, _ = run(EMPTY, "fix", **consts)
+    assert r.verdict is Verdict.OK
+    assert r.stats.distinct == distinct
+    r, _ = run(EMPTY, "bug", **consts)
+    assert r.violated == "NoFalseAlreadyInstalled"
+
+
+def test_ratis_1369_fix_blocks_the_false_answer(tmp_path: Path) -> None:
+    r, model = run(EMPTY, "bug", invariants=["FollowerNotStranded"])
+    assert replay_on(r, model, tmp_path, "bug").ok
+    blocked = replay_on(r, model, tmp_path, "fix")
+    assert not blocked.ok and blocked.step == 2
+    assert "HandleNotify(Notify L->F) produces a different state" in blocked.message
+
+
+@pytest.mark.parametrize(
+    ("invariant", "length"),
+    [
+        ("NewLeaderReadyOnlyAfterPreviousTermApplied", 7),
+        ("ReadyLeaderServesAckedWrites", 10),
+        ("NoStaleRead", 11),
+    ],
+)
+def test_hdds_17579_bug_ready_before_apply(invariant: str, length: int) -> None:
+    r, _ = run(OM, "bug", invariants=[invariant])
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, invariant)
+    assert r.trace is not None and r.trace.length == length
+    assert "TransferLeadership(o2)" in r.trace.labels()
+    assert r.trace.labels()[-2:] in (
+        ["RatisApply(o2)", "RatisApply(o2)"],
+        ["RatisApply(o2)", "Read(o2, k1)"],
+    )
+
+
+@pytest.mark.parametrize(("consts", "distinct"), [({}, 4172), ({"MAX_RESTARTS": 1}, 17072)])
+def test_hdds_17579_fix_holds(consts: dict[str, int], distinct: int) -> None:
+    r, _ = run(OM, "fix", **consts)
+    assert r.verdict is Verdict.OK
+    assert r.stats.distinct == distinct
+
+
+def test_hdds_17579_fix_keeps_the_new_leader_not_ready(tmp_path: Path) -> None:
+    r, model = run(OM, "bug", invariants=["ReadyLeaderServesAckedWrites"])
+    assert replay_on(r, model, tmp_path, "bug").ok
+    # Every step is still possible (readiness is derived, not stored), but under the
+    # fix o2 is LEADER_AND_NOT_READY at the end, so nothing stale is served.
+    blocked = replay_on(r, model, tmp_path, "fix")
+    assert not blocked.ok and blocked.step == 10
+    assert blocked.message == (
+        "the trace replays, but ReadyLeaderServesAckedWrites holds in its last state in variant fix"
+    )
+
+
+@pytest.mark.parametrize(
+    ("invariant", "length"), [("MatchIndexSound", 8), ("CommitImpliesQuorumReplication", 9)]
+)
+def test_ratis_2605_bug_heartbeat_advances_match_index(invariant: str, length: int) -> None:
+    r, _ = run(HB, "bug", invariants=[invariant])
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, invariant)
+    assert r.trace is not None and r.trace.length == length
+    assert r.trace.labels()[5] == "SendAppendEntries(s2, s1, True)"  # the heartbeat
+
+
+@pytest.mark.slow
+def test_ratis_2605_fix_holds_at_the_defaults() -> None:
+    r, _ = run(HB, "fix")
+    assert r.verdict is Verdict.OK
+    assert r.stats.distinct == 80227
+
+
+def test_ratis_2605_fix_holds_with_one_message_in_flight() -> None:
+    r, _ = run(HB, "fix", MaxMsgs=1)
+    assert r.verdict is Verdict.OK
+    r, _ = run(HB, "bug", MaxMsgs=1)
+    assert r.violated == "MatchIndexSound" and r.trace is not None and r.trace.length == 8
+
+
+def test_ratis_2605_fix_ignores_the_heartbeat_next_index(tmp_path: Path) -> None:
+    r, model = run(HB, "bug", invariants=["MatchIndexSound"])
+    assert replay_on(r, model, tmp_path, "bug").ok
+    blocked = replay_on(r, model, tmp_path, "fix")
+    assert not blocked.ok and blocked.step == 8
+    assert "HandleAppendEntriesResponse(AEResp s1->s2 t2) produces a different state" in (
+        blocked.message
+    )
+
+
+def test_ratis_2605_deep_bug_loses_a_committed_entry() -> None:
+    r, _ = run(HB, "bug", invariants=["StateMachineSafety"], MaxTerm=3, MaxMsgs=1)
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, "StateMachineSafety")
+    assert r.trace is not None and r.trace.length == 21
+    last = r.trace.steps[-1].state
+    s1, s2 = sorted(last.log.keys())[:2]
+    assert last.log[s1][1] != last.log[s2][1]  # index 1 committed with two terms
+
+
+@pytest.mark.slow
+def test_ratis_2605_deep_fix_holds() -> None:
+    r, _ = run(HB, "fix", invariants=["StateMachineSafety"], MaxTerm=3, MaxMsgs=1)
+    assert r.verdict is Verdict.OK
+    assert r.stats.distinct == 95483
