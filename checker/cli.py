@@ -8,6 +8,7 @@ or bad input (including spec code that raises).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,15 @@ from rich.text import Text
 from checker import __version__
 from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.explore import Options, check
+from checker.gate import (
+    github_annotations,
+    junit_xml,
+    load_manifest,
+    markdown_summary,
+    run_all,
+    select,
+    update_manifest,
+)
 from checker.graph import state_graph, write_graph
 from checker.itf import read_itf
 from checker.loader import available_specs, load_spec_class
@@ -408,3 +418,81 @@ def view_cmd(trace_file: str) -> None:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         _fail("mcheck view needs an interactive terminal; use mcheck show for plain output")
     run_viewer(timeline_of_itf(trace), Console(highlight=False))
+
+
+@main.command(name="gate")
+@click.argument("manifest", required=False, default="pyproject.toml")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="PATTERN",
+    help="Run only checks whose name or spec matches (glob; repeatable).",
+)
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report.")
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Rewrite recorded trace lengths and state counts after a deliberate change.",
+)
+@click.option("--jobs", type=click.IntRange(min=1), help="Parallel processes (default: cores).")
+def gate_cmd(
+    manifest: str, only: tuple[str, ...], junit: str | None, update: bool, jobs: int | None
+) -> None:
+    """Run every check of MANIFEST (default pyproject.toml) against its expected
+    outcome: exit 0 when all match, 1 on a mismatch, 2 on a bad manifest."""
+    console = Console(highlight=False)
+    path = Path(manifest)
+    try:
+        checks = select(load_manifest(path), list(only))
+    except MCheckError as exc:
+        _fail(str(exc))
+    if not checks:
+        _fail(f"no check matches {', '.join(only)}")
+    outcomes = run_all(checks, jobs)
+    table = Table(title=f"mcheck gate: {path}")
+    for col in ("check", "expected", "got", "trace", "distinct states", "seconds", ""):
+        table.add_column(col, overflow="fold")
+    for o in outcomes:
+        table.add_row(
+            o.check.name,
+            o.check.describe_expectation(),
+            o.got(),
+            "" if o.trace_length is None else str(o.trace_length),
+            f"{o.distinct:,}",
+            f"{o.seconds:.1f}",
+            Text("pass", style="green") if o.passed else Text("FAIL", style="bold red"),
+        )
+    console.print(table)
+    failed = [o for o in outcomes if not o.passed]
+    for o in failed:
+        console.print(
+            Text(f"FAIL {o.check.name}: " + "; ".join(o.problems), style="bold red"), soft_wrap=True
+        )
+        if o.trace_text and (o.check.expect == "holds" or o.trace_length != o.check.trace_length):
+            console.print(o.trace_text, markup=False, highlight=False)
+    if junit:
+        Path(junit).write_text(junit_xml(outcomes))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github_annotations(outcomes):
+            click.echo(line)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a") as fh:
+                fh.write("## mcheck gate\n\n" + markdown_summary(outcomes))
+    if update:
+        changes = update_manifest(path, outcomes)
+        for line in changes:
+            console.print(f"updated {line}")
+        if not changes:
+            console.print("nothing to update")
+        failed = [
+            o
+            for o in failed
+            if any(p.startswith(("expected", "incomplete", "error")) for p in o.problems)
+        ]
+    console.print(
+        f"{len(outcomes) - len(failed)} passed, {len(failed)} failed",
+        style="bold green" if not failed else "bold red",
+    )
+    sys.exit(1 if failed else 0)

@@ -189,7 +189,7 @@ def _model_value(name: str, group: str, index: int) -> ModelValue:
     try:
         return ModelValue(name, group, index)
     except ValueError:
-        return ModelValue._interned[name]
+        return ModelValue._interned[(group, name)]
 
 
 def _import(path: str) -> Any:

@@ -14,12 +14,14 @@ from typing import Any, ClassVar
 class ModelValue:
     """One named atom of a symmetric set, e.g. server ``s2`` of ``Server``.
 
-    Instances are interned per name, so ``ModelValue("s1", "Server", 0) is`` the same
-    object wherever it is built; equality is identity, which keeps comparisons cheap.
+    Instances are interned per (group, name), so ``ModelValue("s1", "Server", 0)`` is
+    the same object wherever it is built; equality is identity, which keeps
+    comparisons cheap.  Two specs may both call their servers ``s1`` in different
+    groups.
     """
 
     __slots__ = ("__weakref__", "group", "index", "name", "token")
-    _interned: ClassVar[dict[str, ModelValue]] = {}
+    _interned: ClassVar[dict[tuple[str, str], ModelValue]] = {}
 
     name: str
     group: str
@@ -29,20 +31,19 @@ class ModelValue:
     token: str
 
     def __new__(cls, name: str, group: str = "", index: int = 0) -> ModelValue:
-        known = cls._interned.get(name)
+        known = cls._interned.get((group, name))
         if known is not None:
-            if known.group != group or known.index != index:
+            if known.index != index:
                 raise ValueError(
-                    f"model value {name!r} already belongs to {known.group!r} "
-                    f"at position {known.index}"
+                    f"model value {name!r} of {group!r} is already at position {known.index}"
                 )
             return known
         self = object.__new__(cls)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "group", group)
         object.__setattr__(self, "index", index)
-        object.__setattr__(self, "token", "@" + name)
-        cls._interned[name] = self
+        object.__setattr__(self, "token", f"@{group}:{name}")
+        cls._interned[(group, name)] = self
         return self
 
     def __setattr__(self, key: str, value: Any) -> None:

@@ -102,4 +102,4 @@ def test_raft_successor_fingerprints_are_orbit_invariant() -> None:
 
 def test_encoding_sorts_sets_and_maps() -> None:
     assert encode(pset([3, 1, 2])) == ("#set", 1, 2, 3)
-    assert encode(pmap({S[1]: 0, S[0]: 1})) == ("#map", ("@s1", 1), ("@s2", 0))
+    assert encode(pmap({S[1]: 0, S[0]: 1})) == ("#map", ("@Server:s1", 1), ("@Server:s2", 0))

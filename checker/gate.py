@@ -1,0 +1,419 @@
+"""``mcheck gate``: check every spec and variant against its expected outcome.
+
+The manifest lists checks, in ``pyproject.toml`` under ``[[tool.mcheck.gate.check]]``
+or in a TOML file of its own under ``[[check]]``::
+
+    [[tool.mcheck.gate.check]]
+    name = "hdds-16932 bug"                    # defaults to spec:variant
+    spec = "scm_install_snapshot_leader_change"
+    variant = "bug"
+    constants = { MAX_ELECTIONS = 2 }          # optional
+    invariants = ["NoStuckInstallInProgress"]  # optional (default: all)
+    expect = "violates NoStuckInstallInProgress"   # or "holds", or "deadlock"
+    trace_length = 6                           # optional: the exact shortest trace
+    distinct_states = 169                      # optional: the exact state count
+    symmetry = true                            # optional (default true)
+    max_states = 1000000                       # optional limits; hitting one fails
+    timeout = 300
+
+A check passes only when the outcome matches: ``holds`` needs an exhaustive run (a
+limit hit is a failure, never a pass), ``violates P`` needs P violated, and the
+recorded trace length and state count, when given, must match exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import inspect
+import io
+import os
+import re
+import time
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from checker.errors import ConfigError, MCheckError
+from checker.explore import Options, check
+from checker.loader import load_spec_class
+from checker.model import CompiledSpec
+from checker.result import Verdict
+from checker.timeline import render_timeline
+from checker.tracefile import timeline_of_run
+
+_KEYS = {
+    "name",
+    "spec",
+    "variant",
+    "constants",
+    "invariants",
+    "expect",
+    "trace_length",
+    "distinct_states",
+    "symmetry",
+    "max_states",
+    "timeout",
+}
+
+
+@dataclass
+class GateCheck:
+    """One manifest entry."""
+
+    name: str
+    spec: str
+    variant: str | None
+    constants: dict[str, Any]
+    invariants: list[str]
+    expect: str
+    trace_length: int | None = None
+    distinct_states: int | None = None
+    symmetry: bool = True
+    max_states: int | None = None
+    timeout: float | None = None
+
+    @property
+    def expected_property(self) -> str | None:
+        """P for ``violates P``."""
+        return self.expect.split(None, 1)[1] if self.expect.startswith("violates ") else None
+
+    def describe_expectation(self) -> str:
+        """``violates P (6 steps)`` / ``holds (6,682 states)``."""
+        text = self.expect
+        extra = []
+        if self.trace_length is not None:
+            extra.append(f"{self.trace_length} steps")
+        if self.distinct_states is not None:
+            extra.append(f"{self.distinct_states:,} states")
+        return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+@dataclass
+class GateOutcome:
+    """What running one check produced, and whether it matched."""
+
+    check: GateCheck
+    verdict: str
+    violated: str | None
+    trace_length: int | None
+    distinct: int
+    seconds: float
+    reason: str | None = None
+    trace_text: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True when the outcome matches the expectation."""
+        return not self.problems
+
+    def got(self) -> str:
+        """The outcome in the manifest's words."""
+        if self.verdict == "violation":
+            return f"violates {self.violated}"
+        if self.verdict == "ok":
+            return "holds"
+        if self.verdict == "incomplete":
+            return f"incomplete ({self.reason})"
+        return self.verdict
+
+
+def load_manifest(path: Path) -> list[GateCheck]:
+    """Read and validate a manifest (a pyproject.toml or a gate file)."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"manifest not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    entries = data.get("tool", {}).get("mcheck", {}).get("gate", {}).get("check")
+    if entries is None:
+        entries = data.get("check")
+    if not entries:
+        raise ConfigError(f"{path} lists no checks ([[tool.mcheck.gate.check]] or [[check]])")
+    checks = []
+    seen: set[str] = set()
+    for n, raw in enumerate(entries, start=1):
+        unknown = set(raw) - _KEYS
+        if unknown:
+            raise ConfigError(f"check {n} in {path}: unknown key {sorted(unknown)[0]!r}")
+        if "spec" not in raw or "expect" not in raw:
+            raise ConfigError(f"check {n} in {path}: 'spec' and 'expect' are required")
+        name = raw.get("name") or f"{raw['spec']}:{raw.get('variant', 'default')}"
+        if name in seen:
+            raise ConfigError(f"check {name!r} appears twice in {path}")
+        seen.add(name)
+        c = GateCheck(
+            name=name,
+            spec=raw["spec"],
+            variant=raw.get("variant"),
+            constants=dict(raw.get("constants", {})),
+            invariants=list(raw.get("invariants", [])),
+            expect=str(raw["expect"]).strip(),
+            trace_length=raw.get("trace_length"),
+            distinct_states=raw.get("distinct_states"),
+            symmetry=bool(raw.get("symmetry", True)),
+            max_states=raw.get("max_states"),
+            timeout=raw.get("timeout"),
+        )
+        _validate(c)
+        checks.append(c)
+    return checks
+
+
+def _validate(c: GateCheck) -> None:
+    """Unknown spec, variant, constant or property: a ConfigError naming the check."""
+    if c.expect not in ("holds", "deadlock") and not c.expect.startswith("violates "):
+        raise ConfigError(
+            f"check {c.name!r}: expect must be 'holds', 'deadlock' or 'violates PROPERTY'"
+        )
+    try:
+        cls = load_spec_class(c.spec)
+        spec = cls(variant=c.variant, **c.constants)
+        CompiledSpec(spec, invariants=c.invariants or None)
+    except MCheckError as exc:
+        raise ConfigError(f"check {c.name!r}: {exc}") from None
+    prop = c.expected_property
+    if prop is not None and prop not in cls.invariant_names():
+        raise ConfigError(f"check {c.name!r}: {c.spec} has no property {prop!r}")
+    if prop is not None and c.invariants and prop not in c.invariants:
+        raise ConfigError(f"check {c.name!r}: expects {prop!r} but does not check it")
+
+
+def run_check(c: GateCheck) -> GateOutcome:
+    """Run one check (in a worker process) and compare with its expectation."""
+    cls = load_spec_class(c.spec)
+    spec = cls(variant=c.variant, **c.constants)
+    model = CompiledSpec(spec, invariants=c.invariants or None, symmetry=c.symmetry)
+    opts = Options(
+        symmetry=c.symmetry,
+        deadlock=cls.check_deadlock or c.expect == "deadlock",
+        max_states=c.max_states,
+        timeout=c.timeout,
+    )
+    t0 = time.perf_counter()
+    result = check(model, opts, variant=spec.variant, constants=spec.constant_values)
+    seconds = time.perf_counter() - t0
+    trace_text = None
+    if result.trace is not None:
+        buf = io.StringIO()
+        render_timeline(
+            timeline_of_run(result, model), Console(file=buf, width=120, color_system=None)
+        )
+        trace_text = buf.getvalue()
+    out = GateOutcome(
+        check=c,
+        verdict=result.verdict.value,
+        violated=result.violated,
+        trace_length=result.trace.length if result.trace is not None else None,
+        distinct=result.stats.distinct,
+        seconds=seconds,
+        reason=result.reason,
+        trace_text=trace_text,
+    )
+    out.problems = compare(c, out)
+    return out
+
+
+def compare(c: GateCheck, out: GateOutcome) -> list[str]:
+    """Why ``out`` does not match ``c`` (empty when it does)."""
+    problems = []
+    if out.verdict == Verdict.INCOMPLETE.value:
+        return [f"incomplete ({out.reason}): a run that hit a limit is never a pass"]
+    if out.verdict == Verdict.ERROR.value:
+        return [f"error: {out.reason}"]
+    if c.expect == "holds" and out.verdict != "ok":
+        problems.append(f"expected to hold, but {out.got()} (unexpected counterexample)")
+    elif c.expect == "deadlock" and out.verdict != "deadlock":
+        problems.append(f"expected a deadlock, got {out.got()}")
+    elif c.expected_property is not None:
+        if out.verdict != "violation":
+            problems.append(f"expected {c.expect}, but it {out.got()} (unexpected pass)")
+        elif out.violated != c.expected_property:
+            problems.append(f"expected {c.expect}, got {out.got()}")
+    if not problems:
+        if c.trace_length is not None and out.trace_length != c.trace_length:
+            problems.append(
+                f"trace length {out.trace_length}, recorded {c.trace_length} "
+                "(the counterexample changed)"
+            )
+        if c.distinct_states is not None and out.distinct != c.distinct_states:
+            problems.append(f"{out.distinct:,} distinct states, recorded {c.distinct_states:,}")
+    return problems
+
+
+def select(checks: list[GateCheck], patterns: list[str]) -> list[GateCheck]:
+    """Checks whose name or spec matches one of the glob patterns (all if none)."""
+    if not patterns:
+        return checks
+    return [
+        c
+        for c in checks
+        if any(fnmatch.fnmatch(c.name, p) or fnmatch.fnmatch(c.spec, p) for p in patterns)
+    ]
+
+
+def run_all(checks: list[GateCheck], jobs: int | None = None) -> list[GateOutcome]:
+    """Run the checks, in parallel processes when there is more than one core."""
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(checks)))
+    if workers == 1:
+        return [run_check(c) for c in checks]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run_check, checks))
+
+
+def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:
+    """File and line of a spec's invariant (for CI annotations)."""
+    cls = load_spec_class(spec)
+    file = inspect.getsourcefile(cls) or spec
+    line = 1
+    for decl in cls._invariants:
+        if decl.name == prop:
+            with contextlib.suppress(OSError, TypeError):
+                line = inspect.getsourcelines(decl.predicate)[1]
+    with contextlib.suppress(ValueError):
+        file = os.path.relpath(file)
+    return file, line
+
+
+def junit_xml(outcomes: list[GateOutcome]) -> str:
+    """A JUnit XML report: one testcase per check, failures carry the trace."""
+    import xml.etree.ElementTree as ET
+
+    suite = ET.Element(
+        "testsuite",
+        name="mcheck.gate",
+        tests=str(len(outcomes)),
+        failures=str(sum(1 for o in outcomes if not o.passed)),
+        errors="0",
+        time=f"{sum(o.seconds for o in outcomes):.3f}",
+    )
+    for o in outcomes:
+        case = ET.SubElement(
+            suite, "testcase", classname=o.check.spec, name=o.check.name, time=f"{o.seconds:.3f}"
+        )
+        props = ET.SubElement(case, "properties")
+        for k, v in (
+            ("expected", o.check.describe_expectation()),
+            ("got", o.got()),
+            ("distinct_states", str(o.distinct)),
+            ("trace_length", str(o.trace_length)),
+        ):
+            ET.SubElement(props, "property", name=k, value=v)
+        if not o.passed:
+            failure = ET.SubElement(case, "failure", message="; ".join(o.problems))
+            failure.set("type", "Incomplete" if o.verdict == "incomplete" else "Mismatch")
+            failure.text = o.trace_text or o.got()
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(outcomes: list[GateOutcome]) -> list[str]:
+    """``::error file=...,line=...`` lines for the failing checks."""
+    lines = []
+    for o in outcomes:
+        if o.passed:
+            continue
+        prop = o.violated or o.check.expected_property
+        file, line = invariant_location(o.check.spec, prop)
+        title = _escape_prop(f"mcheck gate: {o.check.name}")
+        lines.append(
+            f"::error file={_escape_prop(file)},line={line},title={title}::"
+            + _escape_data("; ".join(o.problems))
+        )
+    return lines
+
+
+def markdown_summary(outcomes: list[GateOutcome]) -> str:
+    """The summary table as GitHub-flavoured Markdown (for $GITHUB_STEP_SUMMARY)."""
+    rows = [
+        "| check | expected | got | trace | distinct states | seconds | |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    for o in outcomes:
+        mark = "pass" if o.passed else "**FAIL**"
+        rows.append(
+            f"| {o.check.name} | {o.check.describe_expectation()} | {o.got()} | "
+            f"{o.trace_length if o.trace_length is not None else ''} | {o.distinct:,} | "
+            f"{o.seconds:.1f} | {mark} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def update_manifest(path: Path, outcomes: list[GateOutcome]) -> list[str]:
+    """Rewrite recorded trace lengths and state counts in place; return what changed.
+
+    Only checks whose outcome kind still matches are updated (a flipped verdict is a
+    real failure, not a recording to refresh).  Comments and layout are kept: the
+    file is edited line by line within each check's block.
+    """
+    by_name = {o.check.name: o for o in outcomes}
+    lines = path.read_text().splitlines(keepends=True)
+    header = re.compile(r"^\s*\[\[(tool\.mcheck\.gate\.)?check\]\]\s*$")
+    blocks: list[tuple[int, int]] = []
+    start = None
+    for i, line in enumerate(lines):
+        if header.match(line) or (start is not None and re.match(r"^\s*\[", line)):
+            if start is not None:
+                blocks.append((start, i))
+            start = i if header.match(line) else None
+    if start is not None:
+        blocks.append((start, len(lines)))
+    changes: list[str] = []
+    inserts: list[tuple[int, str]] = []
+    replacements: dict[int, str] = {}
+    for start, end in blocks:
+        body = "".join(lines[start:end])
+        name = _block_name(body)
+        o = by_name.get(name) if name else None
+        if o is None:
+            continue
+        kind_ok = not any(p.startswith(("expected", "incomplete", "error")) for p in o.problems)
+        if not kind_ok:
+            continue
+        for key, value in (("trace_length", o.trace_length), ("distinct_states", o.distinct)):
+            if value is None:
+                continue
+            old = getattr(o.check, key)
+            if old == value:
+                continue
+            for i in range(start, end):
+                if re.match(rf"^\s*{key}\s*=", lines[i]):
+                    replacements[i] = re.sub(rf"({key}\s*=\s*)[^#\n]*", rf"\g<1>{value} ", lines[i])
+                    break
+            else:
+                last = end - 1
+                while last > start and not lines[last].strip():
+                    last -= 1
+                inserts.append((last + 1, f"{key} = {value}\n"))
+            changes.append(f"{name}: {key} {old} -> {value}")
+    for i, text in replacements.items():
+        lines[i] = text.rstrip() + "\n"
+    for i, text in sorted(inserts, reverse=True):
+        lines.insert(i, text)
+    if changes:
+        path.write_text("".join(lines))
+    return changes
+
+
+def _block_name(body: str) -> str | None:
+    m = re.search(r'^\s*name\s*=\s*"([^"]*)"', body, re.M)
+    if m:
+        return m.group(1)
+    spec = re.search(r'^\s*spec\s*=\s*"([^"]*)"', body, re.M)
+    variant = re.search(r'^\s*variant\s*=\s*"([^"]*)"', body, re.M)
+    if spec:
+        return f"{spec.group(1)}:{variant.group(1) if variant else 'default'}"
+    return None

@@ -1,0 +1,160 @@
+"""mcheck gate: expectations, failures, limits, JUnit, annotations, --update."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checker.cli import main
+
+GOOD = """
+[[check]]
+name = "die hard"
+spec = "die_hard"
+expect = "violates BigJugNotFour"
+trace_length = 6
+
+[[check]]
+name = "two phase"
+spec = "two_phase"
+expect = "holds"
+distinct_states = 80
+"""
+
+
+def gate(
+    tmp_path: Path, text: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    manifest = tmp_path / "gate.toml"
+    manifest.write_text(text)
+    r = CliRunner().invoke(main, ["gate", str(manifest), "--jobs", "1", *args], env=env)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_matching_manifest_passes(tmp_path: Path) -> None:
+    code, out, _ = gate(tmp_path, GOOD)
+    assert code == 0, out
+    assert "2 passed, 0 failed" in out
+
+
+def test_flipped_expectation_fails_naming_the_check(tmp_path: Path) -> None:
+    flipped = GOOD.replace('expect = "holds"', 'expect = "violates TCConsistent"')
+    code, out, _ = gate(tmp_path, flipped)
+    assert code == 1
+    assert "FAIL two phase: expected violates TCConsistent, but it holds (unexpected pass)" in (
+        " ".join(out.split())
+    )
+    flipped = GOOD.replace('expect = "violates BigJugNotFour"', 'expect = "holds"')
+    code, out, _ = gate(tmp_path, flipped)
+    assert code == 1
+    flat = " ".join(out.split())
+    assert "FAIL die hard: expected to hold, but violates BigJugNotFour" in flat
+    assert "BigToSmall" in out  # the unexpected counterexample is shown
+
+
+def test_changed_trace_length_or_count_fails(tmp_path: Path) -> None:
+    code, out, _ = gate(tmp_path, GOOD.replace("trace_length = 6", "trace_length = 5"))
+    assert code == 1
+    assert "trace length 6, recorded 5" in " ".join(out.split())
+    code, out, _ = gate(tmp_path, GOOD.replace("distinct_states = 80", "distinct_states = 81"))
+    assert code == 1
+    assert "80 distinct states, recorded 81" in " ".join(out.split())
+
+
+def test_incomplete_check_fails(tmp_path: Path) -> None:
+    limited = (
+        GOOD
+        + '\n[[check]]\nname = "limited"\nspec = "two_phase"\nexpect = "holds"\nmax_states = 5\n'
+    )
+    code, out, _ = gate(tmp_path, limited, "--only", "limited")
+    assert code == 1
+    assert "incomplete" in out and "never a pass" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('[[check]]\nspec = "nope"\nexpect = "holds"\n', "unknown spec 'nope'"),
+        (
+            '[[check]]\nspec = "die_hard"\nvariant = "fix"\nexpect = "holds"\n',
+            "unknown variant 'fix'",
+        ),
+        (
+            '[[check]]\nspec = "die_hard"\nconstants = { Huge = 1 }\nexpect = "holds"\n',
+            "unknown constant 'Huge'",
+        ),
+        ('[[check]]\nspec = "die_hard"\nexpect = "violates Nope"\n', "has no property 'Nope'"),
+        ('[[check]]\nspec = "die_hard"\nexpect = "maybe"\n', "expect must be"),
+        ("[[check]\n", "not valid TOML"),
+        ("[tool]\nx = 1\n", "lists no checks"),
+    ],
+)
+def test_bad_manifest_is_one_line_exit_2(tmp_path: Path, text: str, needle: str) -> None:
+    code, out, err = gate(tmp_path, text)
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in out + err
+
+
+def test_junit_report_parses_with_the_right_counts(tmp_path: Path) -> None:
+    flipped = GOOD.replace('expect = "holds"', 'expect = "violates TCConsistent"')
+    junit = tmp_path / "report.xml"
+    code, _, _ = gate(tmp_path, flipped, "--junit", str(junit))
+    assert code == 1
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuite"
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    cases = root.findall("testcase")
+    assert [c.get("name") for c in cases] == ["die hard", "two phase"]
+    assert cases[0].find("failure") is None
+    failure = cases[1].find("failure")
+    assert failure is not None and "unexpected pass" in (failure.get("message") or "")
+
+
+def test_github_annotations_and_step_summary(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    flipped = GOOD.replace('expect = "violates BigJugNotFour"', 'expect = "holds"')
+    code, out, _ = gate(
+        tmp_path,
+        flipped,
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert code == 1
+    lines = [line for line in out.splitlines() if line.startswith("::error ")]
+    assert len(lines) == 1
+    assert "file=specs/die_hard.py" in lines[0] and ",line=" in lines[0]
+    assert "| die hard |" in summary.read_text()
+
+
+def test_update_rewrites_recorded_figures(tmp_path: Path) -> None:
+    stale = GOOD.replace("trace_length = 6", "trace_length = 9  # old").replace(
+        "distinct_states = 80", "distinct_states = 1"
+    )
+    code, out, _ = gate(tmp_path, stale, "--update")
+    assert code == 0, out
+    assert "updated die hard: trace_length 9 -> 6" in out
+    text = (tmp_path / "gate.toml").read_text()
+    assert "trace_length = 6" in text and "# old" in text
+    assert "distinct_states = 80" in text and "distinct_states = 14" in text
+    code, out, _ = gate(tmp_path, text)
+    assert code == 0
+
+
+def test_project_manifest_covers_every_shipped_spec_and_variant() -> None:
+    import tomllib
+
+    from checker.loader import available_specs, load_spec_class
+
+    root = Path(__file__).resolve().parent.parent
+    data = tomllib.loads((root / "pyproject.toml").read_text())
+    checks = data["tool"]["mcheck"]["gate"]["check"]
+    covered = {(c["spec"], c.get("variant")) for c in checks}
+    for name in available_specs():
+        cls = load_spec_class(name)
+        for variant in cls.variants:
+            default = cls.variants[0]
+            assert (name, variant) in covered or (variant == default and (name, None) in covered)
