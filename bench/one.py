@@ -45,16 +45,20 @@ def _baseline(spec: str, consts: dict[str, str]) -> tuple[int, int] | None:
 
 
 def main(argv: list[str]) -> None:
-    """argv: SPEC VARIANT WORKERS SYMMETRY(0/1) BASELINE(0/1) NAME=VALUE..."""
-    spec, variant, workers, symmetry, baseline = argv[:5]
-    consts = dict(a.split("=", 1) for a in argv[5:])
+    """argv[0]: a JSON object with spec, variant, workers, symmetry, baseline,
+    constants and invariants."""
+    job = json.loads(argv[0])
+    spec = job["spec"]
+    consts: dict[str, str] = job.get("constants", {})
     cls = load_spec_class(spec)
-    instance = cls(variant=None if variant == "-" else variant, **consts)
+    instance = cls(variant=job.get("variant"), **consts)
     gc.collect()
     rss0 = _rss_kb()
     t0 = time.perf_counter()
     result = check_spec(
-        instance, Options(symmetry=symmetry == "1", workers=int(workers), deadlock=False)
+        instance,
+        Options(symmetry=job.get("symmetry", False), workers=job.get("workers", 1), deadlock=False),
+        invariants=job.get("invariants") or None,
     )
     secs = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -70,7 +74,7 @@ def main(argv: list[str]) -> None:
     }
     del result
     gc.collect()
-    if baseline == "1":
+    if job.get("baseline"):
         t1 = time.perf_counter()
         got = _baseline(spec, consts)
         if got is not None:
