@@ -79,6 +79,21 @@ ROWS = [
         symmetry=True,
     ),
     Row(
+        "LIVENESS RATIS-2605 fix, FollowersEventuallyMatchLeader (generated = edges)",
+        "ratis_heartbeat_match_index",
+        {},
+        variant="fix",
+        invariants=("FollowersEventuallyMatchLeader",),
+        long=True,
+    ),
+    Row(
+        "LIVENESS HDDS-16932 fix, 3 elections/2 purges/2 failures (generated = edges)",
+        "scm_install_snapshot_leader_change",
+        {"MAX_ELECTIONS": "3", "MAX_PURGES": "2", "MAX_DL_FAILURES": "2"},
+        variant="fix",
+        invariants=("FollowerEventuallyCatchesUp",),
+    ),
+    Row(
         "RATIS-2605 fix, bench (MaxMsgs=3)",
         "ratis_heartbeat_match_index",
         {"MaxMsgs": "3"},

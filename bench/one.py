@@ -14,7 +14,8 @@ import sys
 import time
 from typing import Any
 
-from checker import Options, check_spec
+from checker import CompiledSpec, Options, check_spec
+from checker.liveness import liveness_result, split_properties
 from checker.loader import load_spec_class
 from checker.result import Verdict
 
@@ -55,11 +56,20 @@ def main(argv: list[str]) -> None:
     gc.collect()
     rss0 = _rss_kb()
     t0 = time.perf_counter()
-    result = check_spec(
-        instance,
-        Options(symmetry=job.get("symmetry", False), workers=job.get("workers", 1), deadlock=False),
-        invariants=job.get("invariants") or None,
-    )
+    invs, temps = split_properties(cls, job.get("invariants") or [])
+    if temps and invs == []:
+        # A liveness row: the full state graph (states and edges) and the fair-cycle search.
+        model = CompiledSpec(instance, symmetry=False)
+        model.initial_states()
+        result = liveness_result(model, temps, None, None)
+    else:
+        result = check_spec(
+            instance,
+            Options(
+                symmetry=job.get("symmetry", False), workers=job.get("workers", 1), deadlock=False
+            ),
+            invariants=invs,
+        )
     secs = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out: dict[str, Any] = {

@@ -13,7 +13,7 @@ from checker.explore import Options, check
 from checker.fingerprint import sort_key
 from checker.model import CompiledSpec, Model
 from checker.result import ExitCode, Result, Stats, Verdict
-from checker.spec import Spec, action, invariant
+from checker.spec import Spec, action, always_eventually, eventually, invariant, leads_to
 from checker.trace import Step, Trace
 from checker.values import ModelValue, model_values, named_values
 
@@ -38,9 +38,12 @@ __all__ = [
     "Verdict",
     "__version__",
     "action",
+    "always_eventually",
     "check",
     "check_spec",
+    "eventually",
     "invariant",
+    "leads_to",
     "model_values",
     "named_values",
     "sort_key",

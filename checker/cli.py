@@ -34,6 +34,7 @@ from checker.gate import (
 )
 from checker.graph import state_graph, write_graph
 from checker.itf import read_itf
+from checker.liveness import liveness_result, split_properties
 from checker.loader import available_specs, load_spec_class
 from checker.model import CompiledSpec
 from checker.pretty import show
@@ -127,6 +128,12 @@ def main() -> None:
     "--invariant", "invariants", multiple=True, help="Check only this invariant (repeatable)."
 )
 @click.option(
+    "--property",
+    "properties",
+    multiple=True,
+    help="Check only this invariant or temporal property (repeatable; default: all).",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=1),
     default=1,
@@ -152,6 +159,7 @@ def run(
     max_depth: int | None,
     timeout: float | None,
     invariants: tuple[str, ...],
+    properties: tuple[str, ...],
     workers: int,
     trace_out: str | None,
     no_color: bool,
@@ -162,7 +170,8 @@ def run(
     console = Console(highlight=False, no_color=no_color or None)
     try:
         instance = build_spec(spec, variant, consts)
-        model = CompiledSpec(instance, invariants=list(invariants), symmetry=not no_symmetry)
+        inv_names, temp_names = split_properties(type(instance), invariants + properties)
+        model = CompiledSpec(instance, invariants=inv_names, symmetry=not no_symmetry)
         progress = _Progress(console, enabled=console.is_terminal and not as_json)
         opts = Options(
             strategy=strategy,
@@ -175,11 +184,20 @@ def run(
             workers=workers,
         )
         try:
-            result = check(
-                model, opts, variant=instance.variant, constants=instance.constant_values
-            )
+            if inv_names is not None and not inv_names:
+                result = None  # only temporal properties were asked for
+            else:
+                result = check(
+                    model, opts, variant=instance.variant, constants=instance.constant_values
+                )
         finally:
             progress.stop()
+        if temp_names and (result is None or result.verdict is Verdict.OK):
+            result = liveness_result(model, temp_names, max_states, result)
+            if not as_json:
+                for w in result.warnings:
+                    console.print(Text(f"note: {w}", style="yellow"), soft_wrap=True)
+        assert result is not None
     except EvaluationError as exc:
         _report_evaluation_error(console, exc)
         sys.exit(ExitCode.BAD_INPUT)
@@ -211,8 +229,12 @@ def run(
 def _report(console: Console, result: Result, model: CompiledSpec, saved: Path | None) -> None:
     s = result.stats
     head = {
-        Verdict.OK: ("No invariant violated: every reachable state checked.", "bold green"),
-        Verdict.VIOLATION: (f"Invariant {result.violated} is violated.", "bold red"),
+        Verdict.OK: ("No property violated: every reachable state checked.", "bold green"),
+        Verdict.VIOLATION: (
+            f"{'Temporal property' if result.liveness else 'Invariant'} {result.violated} "
+            "is violated.",
+            "bold red",
+        ),
         Verdict.DEADLOCK: ("Deadlock reached: a state with no enabled action.", "bold red"),
         Verdict.INCOMPLETE: (
             f"INCOMPLETE ({result.reason}): no violation found so far, but this is not a pass.",

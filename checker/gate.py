@@ -40,6 +40,7 @@ from rich.console import Console
 
 from checker.errors import ConfigError, MCheckError
 from checker.explore import Options, check
+from checker.liveness import liveness_result, split_properties
 from checker.loader import load_spec_class
 from checker.model import CompiledSpec
 from checker.result import Verdict
@@ -175,11 +176,13 @@ def _validate(c: GateCheck) -> None:
     try:
         cls = load_spec_class(c.spec)
         spec = cls(variant=c.variant, **c.constants)
-        CompiledSpec(spec, invariants=c.invariants or None)
+        inv_names, _ = split_properties(cls, c.invariants)
+        CompiledSpec(spec, invariants=inv_names)
     except MCheckError as exc:
         raise ConfigError(f"check {c.name!r}: {exc}") from None
+    split_properties(cls, c.invariants)
     prop = c.expected_property
-    if prop is not None and prop not in cls.invariant_names():
+    if prop is not None and prop not in cls.invariant_names() + cls.temporal_names():
         raise ConfigError(f"check {c.name!r}: {c.spec} has no property {prop!r}")
     if prop is not None and c.invariants and prop not in c.invariants:
         raise ConfigError(f"check {c.name!r}: expects {prop!r} but does not check it")
@@ -189,7 +192,8 @@ def run_check(c: GateCheck) -> GateOutcome:
     """Run one check (in a worker process) and compare with its expectation."""
     cls = load_spec_class(c.spec)
     spec = cls(variant=c.variant, **c.constants)
-    model = CompiledSpec(spec, invariants=c.invariants or None, symmetry=c.symmetry)
+    inv_names, temp_names = split_properties(cls, c.invariants)
+    model = CompiledSpec(spec, invariants=inv_names, symmetry=c.symmetry)
     opts = Options(
         symmetry=c.symmetry,
         deadlock=cls.check_deadlock or c.expect == "deadlock",
@@ -197,7 +201,12 @@ def run_check(c: GateCheck) -> GateOutcome:
         timeout=c.timeout,
     )
     t0 = time.perf_counter()
-    result = check(model, opts, variant=spec.variant, constants=spec.constant_values)
+    result = None
+    if inv_names is None or inv_names:
+        result = check(model, opts, variant=spec.variant, constants=spec.constant_values)
+    if temp_names and (result is None or result.verdict is Verdict.OK):
+        result = liveness_result(model, temp_names, c.max_states, result)
+    assert result is not None
     seconds = time.perf_counter() - t0
     trace_text = None
     if result.trace is not None:

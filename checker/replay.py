@@ -72,6 +72,7 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
         return ReplayOutcome(
             False, f"step 0: the first state is not an initial state of variant {variant}", 0
         )
+    _StateByEncoding.remember(model, current)
     for i in range(1, len(trace.states)):
         meta = trace.steps[i]
         name = meta.get("action_name")
@@ -99,6 +100,7 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
                 by_actions=_follow_actions(model, trace, i, matches[0]),
             )
         current = same[0]
+        _StateByEncoding.remember(model, current)
     return _judge_end(model, trace, current)
 
 
@@ -115,6 +117,8 @@ def _judge_end(model: CompiledSpec, trace: ItfTrace, current: Any) -> ReplayOutc
         return ReplayOutcome(
             True, f"the trace is a real behaviour of variant {variant} and ends in a deadlock"
         )
+    if prop and prop in type(model.spec).temporal_names():
+        return _judge_lasso(model, trace, prop)
     if prop:
         if prop not in type(model.spec).invariant_names():
             return ReplayOutcome(
@@ -159,3 +163,68 @@ def _follow_actions(model: CompiledSpec, trace: ItfTrace, start: int, state: Any
         return f"taking the same {n} actions in variant {variant} still ends in the violation"
     prop = trace.meta.get("property")
     return f"taking the same {n} actions in variant {variant}, {prop} holds at the end"
+
+
+def _judge_lasso(model: CompiledSpec, trace: ItfTrace, prop: str) -> ReplayOutcome:
+    """A lasso must close (its last state is the loop state) and break the property:
+    <>P: P never holds; []<>P: P never holds on the cycle; P ~> Q: some state has P
+    and not Q, and Q never holds from there on (the cycle included)."""
+    variant = model.spec.variant
+    loop = trace.loop
+    last = len(trace.states) - 1
+    if loop is None or not 0 <= loop <= last:
+        return ReplayOutcome(False, f"the trace of {prop} is not a lasso (no valid 'loop')")
+    if _enc_recorded(trace.states[loop]) != _enc_recorded(trace.states[last]):
+        return ReplayOutcome(
+            False, f"the lasso does not close: the last state is not state {loop}", last
+        )
+    decl = {d.name: d for d in type(model.spec)._temporals}[prop]
+    inits = model.initial_states()
+    del inits
+    states = [_state_from(model, rec) for rec in trace.states]
+    params_list = _temporal_params(model, decl)
+    for params in params_list:
+        q = [bool(decl.predicate(model.spec, s, *params)) for s in states]
+        if decl.kind == "eventually":
+            broken = not any(q)
+        elif decl.kind == "always_eventually":
+            broken = not any(q[loop:])
+        else:
+            assert decl.premise is not None
+            p = [bool(decl.premise(model.spec, s, *params)) for s in states]
+            start = next((k for k in range(last + 1) if p[k] and not q[k]), None)
+            broken = start is not None and not any(q[min(start, loop) :])
+        if broken:
+            return ReplayOutcome(
+                True,
+                f"the lasso is a real behaviour of variant {variant} and violates {prop} "
+                f"(cycle from state {loop})",
+            )
+    return ReplayOutcome(False, f"the lasso replays, but {prop} holds on it in variant {variant}")
+
+
+def _temporal_params(model: CompiledSpec, decl: Any) -> list[tuple[Any, ...]]:
+    from checker.liveness import _params
+
+    return _params(model, decl)
+
+
+def _state_from(model: CompiledSpec, recorded: dict[str, Any]) -> Any:
+    """Find the spec's own state object equal to a recorded one (by replaying, the
+    states are known to be reachable; rebuild through the model's successors)."""
+    return _StateByEncoding.lookup(model, recorded)
+
+
+class _StateByEncoding:
+    """Recorded states are read back as generic containers; predicates need the
+    spec's own types, so the replay remembers the real states it produced."""
+
+    cache: dict[int, dict[Any, Any]] = {}
+
+    @classmethod
+    def remember(cls, model: CompiledSpec, state: Any) -> None:
+        cls.cache.setdefault(id(model), {})[repr(_enc_vars(model, state))] = state
+
+    @classmethod
+    def lookup(cls, model: CompiledSpec, recorded: dict[str, Any]) -> Any:
+        return cls.cache[id(model)][repr(_enc_recorded(recorded))]

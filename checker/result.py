@@ -70,13 +70,15 @@ class Result:
     trace: Trace | None = None
     reason: str | None = None  #: why incomplete, or the error message
     collision_probability: float = 0.0
+    liveness: bool = False  #: the violated property is temporal (lasso trace)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
         """The TLC-compatible exit code for this outcome."""
         return {
             Verdict.OK: ExitCode.OK,
-            Verdict.VIOLATION: ExitCode.SAFETY,
+            Verdict.VIOLATION: ExitCode.LIVENESS if self.liveness else ExitCode.SAFETY,
             Verdict.DEADLOCK: ExitCode.DEADLOCK,
             Verdict.INCOMPLETE: ExitCode.INCOMPLETE,
             Verdict.ERROR: ExitCode.BAD_INPUT,
@@ -98,6 +100,8 @@ class Result:
             "result": self.verdict.value,
             "property": self.violated,
             "trace_length": self.trace.length if self.trace is not None else None,
+            "loop_start": self.trace.loop if self.trace is not None else None,
+            "warnings": list(self.warnings),
             "distinct_states": s.distinct,
             "states_generated": s.generated,
             "depth": s.depth,

@@ -73,6 +73,25 @@ class InvariantDecl:
 #: Spec files loaded by path become modules named with this prefix (see loader).
 USER_MODULE_PREFIX = "mcheck_user_"
 
+
+@dataclass(frozen=True)
+class TemporalDecl:
+    r"""A declared temporal property over state predicates.
+
+    ``kind`` is ``eventually`` (<>P), ``always_eventually`` ([]<>P) or ``leads_to``
+    (P ~> Q, where ``premise`` is P and ``predicate`` is Q).  With ``over``, the
+    property is the conjunction over every parameter tuple (``\A i, j: P(i, j) ~>
+    Q(i, j)``), the predicates taking the parameters after the state.
+    """
+
+    name: str
+    kind: str
+    predicate: Callable[..., bool]
+    premise: Callable[..., bool] | None
+    over: tuple[StaticDomain, ...]
+    order: int
+
+
 _counter = [0]
 
 
@@ -162,6 +181,50 @@ def invariant(fn: F | None = None, *, name: str | None = None) -> Any:
     return wrap
 
 
+def _temporal(kind: str, premise: Callable[..., bool] | None, over: Any, name: str | None) -> Any:
+    doms: tuple[StaticDomain, ...]
+    if over is None:
+        doms = ()
+    elif isinstance(over, str) or callable(over):
+        doms = (over,)
+    else:
+        doms = tuple(over)
+
+    def wrap(f: F) -> F:
+        f._mcheck_temporal = TemporalDecl(  # type: ignore[attr-defined]
+            name=name or f.__name__,
+            kind=kind,
+            predicate=f,
+            premise=premise,
+            over=doms,
+            order=_next_order(),
+        )
+        return f
+
+    return wrap
+
+
+def eventually(fn: F | None = None, *, over: Any = None, name: str | None = None) -> Any:
+    """Declare ``<>P``: every fair behaviour reaches a state where the method holds."""
+    wrap = _temporal("eventually", None, over, name)
+    return wrap(fn) if fn is not None else wrap
+
+
+def always_eventually(fn: F | None = None, *, over: Any = None, name: str | None = None) -> Any:
+    """Declare ``[]<>P``: on every fair behaviour the method holds infinitely often."""
+    wrap = _temporal("always_eventually", None, over, name)
+    return wrap(fn) if fn is not None else wrap
+
+
+def leads_to(
+    premise: Callable[..., bool], *, over: Any = None, name: str | None = None
+) -> Callable[[F], F]:
+    """Declare ``P ~> Q`` with P = ``premise(self, state, *params)`` and Q the method:
+    whenever P holds, Q holds then or later, on every fair behaviour."""
+    wrap: Callable[[F], F] = _temporal("leads_to", premise, over, name)
+    return wrap
+
+
 class Spec:
     """Base class of every spec.
 
@@ -195,14 +258,20 @@ class Spec:
     #: that bound their environment (elections, restarts) by counters reach quiet
     #: terminal states on purpose and set this to False; ``--deadlock`` overrides.
     check_deadlock: ClassVar[bool] = True
+    #: Fairness per action family: ``"weak"`` or ``"strong"`` (TLA+'s WF and SF, for
+    #: each action instance), or ``(kind, predicate over the parameters)`` to make only
+    #: some instances fair.  Environment actions bounded by counters need none.
+    fairness: ClassVar[Mapping[str, Any]] = {}
 
     _actions: ClassVar[tuple[ActionDecl, ...]] = ()
     _invariants: ClassVar[tuple[InvariantDecl, ...]] = ()
+    _temporals: ClassVar[tuple[TemporalDecl, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         actions: dict[str, ActionDecl] = {}
         invariants: dict[str, InvariantDecl] = {}
+        temporals: dict[str, TemporalDecl] = {}
         # Walk base classes first so a spec can extend another; a redefinition
         # replaces the inherited declaration in place.
         for klass in reversed(cls.__mro__):
@@ -215,10 +284,24 @@ class Spec:
                 if isinstance(i, InvariantDecl):
                     invariants.pop(attr, None)
                     invariants[attr] = i
+                t = getattr(value, "_mcheck_temporal", None)
+                if isinstance(t, TemporalDecl):
+                    temporals.pop(attr, None)
+                    temporals[attr] = t
         # Declaration order (not dict or hash order) fixes the enumeration order.
         cls._actions = tuple(sorted(actions.values(), key=lambda d: d.order))
         cls._invariants = tuple(sorted(invariants.values(), key=lambda d: d.order))
+        cls._temporals = tuple(sorted(temporals.values(), key=lambda d: d.order))
         names = [d.name for d in cls._actions] + [d.name for d in cls._invariants]
+        names += [d.name for d in cls._temporals]
+        action_names = {d.name for d in cls._actions}
+        for fam, how in cls.fairness.items():
+            kind = how[0] if isinstance(how, tuple) else how
+            if fam not in action_names or kind not in ("weak", "strong"):
+                raise SpecError(
+                    f"{cls.__name__}: fairness {fam!r}: {kind!r} (need a declared action "
+                    "and 'weak' or 'strong')"
+                )
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise SpecError(f"{cls.__name__}: duplicate action/invariant names {sorted(dup)}")
@@ -286,6 +369,11 @@ class Spec:
     def invariant_names(cls) -> list[str]:
         """Names of the declared invariants, in declaration order."""
         return [d.name for d in cls._invariants]
+
+    @classmethod
+    def temporal_names(cls) -> list[str]:
+        """Names of the declared temporal properties, in declaration order."""
+        return [d.name for d in cls._temporals]
 
     def lane_values(self) -> tuple[ModelValue, ...]:
         """The members that get a lane each in a timeline (the servers)."""

@@ -192,7 +192,7 @@ def render_timeline(
             row: list[Any] = [str(i), label]
             for lane in [*data.lanes, ENV]:
                 row.append(Group(*cells[lane]) if cells[lane] else "")
-            if data.loop is not None and i == data.loop:
+            if data.loop is not None and i == data.loop + 1:
                 marker = Text("loop starts here: from this step it repeats", "bold yellow")
                 table.add_row("", marker)
             table.add_row(*row)
@@ -200,7 +200,10 @@ def render_timeline(
     if data.loop is not None:
         console.print(
             Text(
-                f"loop: the steps from {data.loop} to {len(data.states) - 1} repeat forever",
+                f"loop: back in the state after step {data.loop}; steps {data.loop + 1} to "
+                f"{len(data.states) - 1} repeat forever"
+                if data.loop < len(data.states) - 1
+                else "loop: the last state stutters forever (no fair action is enabled)",
                 style="bold yellow",
             )
         )

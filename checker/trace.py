@@ -33,6 +33,9 @@ class Trace:
 
     steps: tuple[Step, ...]
     var_names: tuple[str, ...]
+    #: For a lasso: the index of the state the cycle returns to (the last state is
+    #: that state again, reached by the cycle's closing step).
+    loop: int | None = None
 
     @property
     def length(self) -> int:

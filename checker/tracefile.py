@@ -55,7 +55,7 @@ def itf_document(
             }
         )
     reads: list[str] = []
-    if result.violated:
+    if result.violated and not result.liveness:
         reads = model.reads_of(result.violated, trace.steps[-1].state)
     meta = {
         "source": source or model.name,
@@ -72,7 +72,12 @@ def itf_document(
         "mcheck_version": __version__,
     }
     return trace_to_itf(
-        [s.state for s in trace.steps], trace.var_names, model.variables, steps_meta, meta
+        [s.state for s in trace.steps],
+        trace.var_names,
+        model.variables,
+        steps_meta,
+        meta,
+        loop=trace.loop,
     )
 
 
@@ -100,7 +105,11 @@ def timeline_of_run(result: Result, model: CompiledSpec) -> TimelineData:
     assert trace is not None
     names = trace.var_names
     states = [dict(zip(names, model.variables(s.state), strict=True)) for s in trace.steps]
-    reads = model.reads_of(result.violated, trace.steps[-1].state) if result.violated else []
+    reads = (
+        model.reads_of(result.violated, trace.steps[-1].state)
+        if result.violated and not result.liveness
+        else []
+    )
     return TimelineData(
         spec=result.spec,
         variant=result.variant,
@@ -112,6 +121,7 @@ def timeline_of_run(result: Result, model: CompiledSpec) -> TimelineData:
         property=result_property(result),
         kind="deadlock" if result.verdict is Verdict.DEADLOCK else "violation",
         reads=reads,
+        loop=trace.loop,
         owners=dict(type(model.spec).owners),
     )
 

@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import Spec, action, invariant, model_values
+from checker import Spec, action, always_eventually, invariant, model_values
 from checker.values import ModelValue, put
 
 CONF, WRITE = "CONF", "WRITE"
@@ -89,6 +89,10 @@ class OmLeaderReadyBeforeApply(Spec):
     symmetry = ("OMS",)
     # Bounded terms and log: the model comes to rest once they are used up.
     check_deadlock = False
+    # For the sanity liveness check: the fix must not keep a leader unready forever.
+    fairness = dict.fromkeys(
+        ("RatisApply", "Execute", "Flush", "Replicate", "AdvanceCommit", "LearnCommit"), "weak"
+    )
 
     OMS: tuple[ModelValue, ...]
     KEYS: tuple[ModelValue, ...]
@@ -286,6 +290,11 @@ class OmLeaderReadyBeforeApply(Spec):
     def ReadyLeaderServesAckedWrites(self, s: OmState) -> bool:
         """A default read on a LEADER_AND_READY OM sees every acknowledged write."""
         return all(s.acked <= s.visible[n] for n in self.OMS if self.status(s, n) == READY)
+
+    @always_eventually
+    def LeaderEventuallyReady(self, s: OmState) -> bool:
+        """[]<>(leader = Nil \\/ Status(leader) = LEADER_AND_READY)."""
+        return s.leader is None or self.status(s, s.leader) == READY
 
     @invariant
     def NoStaleRead(self, s: OmState) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from checker import Spec, action, invariant, named_values, sort_key
+from checker import Spec, action, eventually, invariant, named_values, sort_key
 from checker.values import ModelValue
 from invariants.ratis import match_index_sound
 
@@ -108,6 +108,19 @@ class RatisEmptySnapshotIndexDefault(Spec):
     constants = {"Server": SERVERS, "LAST": 2, "START": 1, "SNAP_L": 2}
     variants = ("bug", "fix")
     lanes = "Server"
+    # Weak fairness of every action (there are no environment actions).
+    fairness = dict.fromkeys(
+        (
+            "SendNotify",
+            "SendAppend",
+            "HandleInstallReply",
+            "HandleAppendReply",
+            "HandleNotify",
+            "DownloadDone",
+            "HandleAppend",
+        ),
+        "weak",
+    )
     owners = {
         **dict.fromkeys(("nextIndex", "matchIndex", "fiSnapshotIndex"), "L"),
         **dict.fromkeys(
@@ -301,7 +314,12 @@ class RatisEmptySnapshotIndexDefault(Spec):
         s = s._replace(fLogNext=max(s.fLogNext, self.LAST + 1))
         return s._replace(net=net | {AppendReply(F, L, SUCCESS, -1, self.LAST, m.prev)})
 
-    # -- invariants -----------------------------------------------------------------
+    # -- properties -----------------------------------------------------------------
+    @eventually
+    def FollowerEventuallyCatchesUp(self, s: EmptySnapshotState) -> bool:
+        """<>(Covered(F) >= LAST): F eventually holds the leader's whole log."""
+        return self.covered(s) >= self.LAST
+
     @invariant
     def NoFalseAlreadyInstalled(self, s: EmptySnapshotState) -> bool:
         """F never answers ALREADY_INSTALLED with a snapshot it does not hold."""

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import ConfigError, Spec, action, invariant, model_values, sort_key
+from checker import ConfigError, Spec, action, invariant, leads_to, model_values, sort_key
 from checker.values import ModelValue, put
 from invariants.raft import committed_logs_agree
 from invariants.ratis import match_index_sound, next_index_for_inconsistency
@@ -148,6 +148,22 @@ class RatisHeartbeatMatchIndex(Spec):
     }
     variants = ("bug", "fix")
     symmetry = ("Server",)
+    # Strong fairness of sending entries (the MaxMsgs guard can disable it now and
+    # then), weak fairness of the handlers and of commit; heartbeats, timeouts, client
+    # requests, drops and restarts get none and are bounded.
+    fairness = {
+        "SendAppendEntries": ("strong", lambda i, j, hb: not hb),
+        **dict.fromkeys(
+            (
+                "HandleAppendEntriesRequest",
+                "HandleAppendEntriesResponse",
+                "HandleRequestVoteRequest",
+                "HandleRequestVoteResponse",
+                "AdvanceCommitIndex",
+            ),
+            "weak",
+        ),
+    }
     # Terms, client requests, drops and restarts are bounded: quiet end states are fine.
     check_deadlock = False
 
@@ -449,7 +465,13 @@ class RatisHeartbeatMatchIndex(Spec):
             restarts=s.restarts + 1,
         )
 
-    # -- invariants -----------------------------------------------------------------
+    # -- properties -----------------------------------------------------------------
+    @leads_to(lambda self, s, i, j: s.state[i] == LEADER, over=("Server", "Server"))
+    def FollowersEventuallyMatchLeader(self, s: HbState, i: ModelValue, j: ModelValue) -> bool:
+        """\\A i, j: [](state[i] = Leader => <>(state[i] /= Leader \\/ j's log agrees with
+        i's whole log))."""
+        return s.state[i] != LEADER or agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
+
     @invariant
     def MatchIndexSound(self, s: HbState) -> bool:
         """A leader's matchIndex for a follower of its term never exceeds the prefix

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import Spec, action, invariant, named_values, sort_key
+from checker import Spec, action, eventually, invariant, named_values, sort_key
 from checker.values import ModelValue, put
 from invariants.ratis import next_index_for_inconsistency, no_stuck_install_in_progress
 
@@ -164,6 +164,24 @@ class ScmInstallSnapshotLeaderChange(Spec):
     check_deadlock = False
     variants = ("bug", "fix_scm", "fix")
     lanes = "SCM"
+    # Weak fairness of the protocol; elections, purges, restarts, drops and the
+    # failure outcomes of the download are environment steps bounded by counters.
+    fairness = {
+        **dict.fromkeys(
+            (
+                "SendNotify",
+                "SendAppend",
+                "HandleNotify",
+                "HandleAppend",
+                "Apply",
+                "HandleInstallReply",
+                "HandleAppendReply",
+                "DiscardStaleReply",
+            ),
+            "weak",
+        ),
+        "DownloadFinish": ("weak", lambda outcome: outcome in (OK, NOT_AHEAD)),
+    }
     owners = dict.fromkeys(
         (
             "fTerm",
@@ -470,7 +488,13 @@ class ScmInstallSnapshotLeaderChange(Spec):
             return None
         return s._replace(net=s.net - {m}, drops=s.drops + 1)
 
-    # -- invariant ------------------------------------------------------------------
+    # -- properties -----------------------------------------------------------------
+    @eventually
+    def FollowerEventuallyCatchesUp(self, s: SnapshotState) -> bool:
+        """<>(installInProgressIndex = -1 /\\ fNext >= N): F ends up with no install in
+        progress and every committed entry."""
+        return s.installInProgressIndex == -1 and s.fNext >= self.N
+
     @invariant
     def NoStuckInstallInProgress(self, s: SnapshotState) -> bool:
         """F's install is finished on its side, it follows the real leader, and that

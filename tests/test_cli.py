@@ -107,7 +107,7 @@ def test_dfs_strategy_and_invariant_selection() -> None:
         (("run", "die_hard", "--const", "Big=five"), "expects an integer"),
         (("run", "die_hard", "--const", "Big"), "NAME=VALUE"),
         (("run", "die_hard", "--variant", "fix"), "unknown variant 'fix'"),
-        (("run", "die_hard", "--invariant", "Nope"), "unknown invariant 'Nope'"),
+        (("run", "die_hard", "--invariant", "Nope"), "unknown property 'Nope'"),
         (("run", str(FIXTURES / "broken_import.py")), "does not import"),
         (("run", str(FIXTURES / "broken_syntax.py")), "SyntaxError"),
         (("run", str(FIXTURES / "missing.py")), "not found"),
