@@ -38,7 +38,7 @@ from checker.fingerprint import StateFingerprinter, encode
 from checker.model import CompiledSpec
 from checker.result import Result, Stats, Verdict
 from checker.spec import Spec, TemporalDecl
-from checker.trace import Step, Trace
+from checker.trace import Step, Trace, make_step
 
 
 @dataclass
@@ -411,15 +411,7 @@ def lasso_trace(model: CompiledSpec, g: StateGraph, lasso: Lasso) -> Trace:
             steps.append(Step(state=state, action=None))
         else:
             ai, params = g.instances[iid]
-            steps.append(
-                Step(
-                    state=state,
-                    action=model.label(ai, params),
-                    action_name=model.action_names[ai],
-                    params=params,
-                    actor=model.actor(ai, params, prev_state),
-                )
-            )
+            steps.append(make_step(model, ai, params, prev_state, state))
         prev_state = state
     return Trace(steps=tuple(steps), var_names=model.var_names, loop=len(lasso.prefix) - 1)
 

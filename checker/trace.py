@@ -51,26 +51,29 @@ class Trace:
         return [s.state for s in self.steps]
 
 
+def make_step(model: Model, ai: int, params: tuple[Any, ...], before: Any, after: Any) -> Step:
+    """The step taking action ``ai(params)`` from ``before`` to ``after``."""
+    actor_of = getattr(model, "actor", None)
+    return Step(
+        state=after,
+        action=model.label(ai, params),
+        action_name=model.action_names[ai],
+        params=params,
+        actor=actor_of(ai, params, before) if actor_of is not None else None,
+    )
+
+
 def replay_choices(model: Model, choices: Sequence[int]) -> Trace:
     """Rebuild a trace from ``choices``: first the index of the initial state, then
     for each step the index of the successor taken among the parent's successors."""
     inits = model.initial_states()
     state = inits[choices[0]]
     steps = [Step(state=state, action=None)]
-    actor_of = getattr(model, "actor", None)
     for k in choices[1:]:
         succ = model.successors(state)
         if k >= len(succ):
             raise RuntimeError("trace replay diverged: the model is not deterministic")
         ai, params, nxt = succ[k]
-        steps.append(
-            Step(
-                state=nxt,
-                action=model.label(ai, params),
-                action_name=model.action_names[ai],
-                params=params,
-                actor=actor_of(ai, params, state) if actor_of is not None else None,
-            )
-        )
+        steps.append(make_step(model, ai, params, state, nxt))
         state = nxt
     return Trace(steps=tuple(steps), var_names=model.var_names)

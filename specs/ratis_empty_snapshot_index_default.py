@@ -102,6 +102,11 @@ class EmptySnapshotState(NamedTuple):
     alreadyInstalledSent: frozenset[int]
 
 
+def _of_kind(s: EmptySnapshotState, kind: type) -> list[Message]:
+    """In-flight messages of one kind, in a fixed order (never set order)."""
+    return sorted((m for m in s.net if isinstance(m, kind)), key=sort_key)
+
+
 class RatisEmptySnapshotIndexDefault(Spec):
     """RATIS-1369: the snapshot index of "no snapshot" (0 in the bug, -1 fixed)."""
 
@@ -207,9 +212,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
         raise AssertionError("assertProtos: entries without a previous entry")
 
     @action(
-        over_state=lambda self, s: sorted(
-            (m for m in s.net if isinstance(m, InstallReply)), key=sort_key
-        ),
+        over_state=lambda self, s: _of_kind(s, InstallReply),
         actor=lambda self, s, r: L,
     )
     def HandleInstallReply(self, s: EmptySnapshotState, r: InstallReply) -> EmptySnapshotState:
@@ -222,9 +225,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
         return s
 
     @action(
-        over_state=lambda self, s: sorted(
-            (m for m in s.net if isinstance(m, AppendReply)), key=sort_key
-        ),
+        over_state=lambda self, s: _of_kind(s, AppendReply),
         actor=lambda self, s, r: L,
     )
     def HandleAppendReply(self, s: EmptySnapshotState, r: AppendReply) -> EmptySnapshotState:
@@ -242,9 +243,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
 
     # -- follower F -----------------------------------------------------------------
     @action(
-        over_state=lambda self, s: sorted(
-            (m for m in s.net if isinstance(m, Notify)), key=sort_key
-        ),
+        over_state=lambda self, s: _of_kind(s, Notify),
         actor=lambda self, s, m: F,
     )
     def HandleNotify(self, s: EmptySnapshotState, m: Notify) -> EmptySnapshotState:
@@ -280,9 +279,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
         )
 
     @action(
-        over_state=lambda self, s: sorted(
-            (m for m in s.net if isinstance(m, AppendReq)), key=sort_key
-        ),
+        over_state=lambda self, s: _of_kind(s, AppendReq),
         actor=lambda self, s, m: F,
     )
     def HandleAppend(self, s: EmptySnapshotState, m: AppendReq) -> EmptySnapshotState:
