@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import multiprocessing as mp
+import signal
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -55,6 +56,9 @@ def _worker(
     conn: Connection,
 ) -> None:
     """One worker process: owns fingerprints ``fp % n == w`` and expands their states."""
+    # Ctrl-C reaches the whole process group: the coordinator handles it (reports
+    # incomplete and stops the workers), so workers must not die with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     rens = model.renamings if symmetry else [{}]
     inits = model.initial_states()
     variables = model.variables
