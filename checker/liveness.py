@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checker.errors import ConfigError, EvaluationError
@@ -497,17 +497,18 @@ def liveness_result(
     report = check_temporals(model, names, max_states)
     warnings += report.warnings
     spec = model.spec
-    stats = Stats(
-        distinct=report.states,
-        generated=report.edges,
-        seconds=report.seconds + (safety.stats.seconds if safety else 0.0),
-        action_generated=[0] * len(model.action_names),
-        action_distinct=[0] * len(model.action_names),
-    )
     if safety is not None:
-        stats.depth = safety.stats.depth
-        stats.action_generated = safety.stats.action_generated
-        stats.action_distinct = safety.stats.action_distinct
+        # The safety pass's figures stay the run's figures (with symmetry, if any);
+        # the liveness graph's size is reported beside them.
+        stats = replace(safety.stats, seconds=safety.stats.seconds + report.seconds)
+    else:
+        stats = Stats(
+            distinct=report.states,
+            generated=report.edges,
+            seconds=report.seconds,
+            action_generated=[0] * len(model.action_names),
+            action_distinct=[0] * len(model.action_names),
+        )
     if report.incomplete:
         verdict = Verdict.INCOMPLETE
     else:
@@ -526,4 +527,5 @@ def liveness_result(
         reason=report.incomplete,
         liveness=report.violated is not None,
         warnings=warnings,
+        graph=(report.states, report.edges),
     )

@@ -72,6 +72,8 @@ class Result:
     collision_probability: float = 0.0
     liveness: bool = False  #: the violated property is temporal (lasso trace)
     warnings: list[str] = field(default_factory=list)
+    #: (states, edges) of the full state graph, when temporal properties were checked
+    graph: tuple[int, int] | None = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -102,6 +104,9 @@ class Result:
             "trace_length": self.trace.length if self.trace is not None else None,
             "loop_start": self.trace.loop if self.trace is not None else None,
             "warnings": list(self.warnings),
+            "liveness_graph": (
+                {"states": self.graph[0], "edges": self.graph[1]} if self.graph else None
+            ),
             "distinct_states": s.distinct,
             "states_generated": s.generated,
             "depth": s.depth,
