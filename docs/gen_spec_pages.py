@@ -108,7 +108,7 @@ def main() -> None:
             "Produced by running mcheck (`docs/gen_spec_pages.py`), BFS, symmetry as",
             "declared; constants are the spec's defaults unless listed.",
             "",
-            "| check | variant | constants | invariant | result | trace length | "
+            "| check | variant | constants | properties | result | trace length | "
             "distinct states | seconds |",
             "|---|---|---|---|---|---:|---:|---:|",
         ]
