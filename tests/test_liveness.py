@@ -214,3 +214,11 @@ def test_unknown_property_is_one_line() -> None:
     r = CliRunner().invoke(main, ["run", "die_hard", "--property", "Nope"])
     assert r.exit_code == 2
     assert "unknown property 'Nope'" in r.stderr
+
+
+def test_cycle_at_the_constraint_boundary_is_flagged() -> None:
+    spec = str(Path(__file__).parent / "fixtures" / "bounded_counter.py")
+    code, d = _run(spec)
+    assert code == 13
+    assert d["property"] == "ReachesGoal"
+    assert any("cut off" in w for w in d["warnings"])
