@@ -253,6 +253,15 @@ def _receive(
 
 def explore(n: int, max_term: int, max_log: int, max_msgs: int, values: int = 1) -> tuple[int, int]:
     """BFS over the bounded model; returns (distinct, generated)."""
+    distinct, generated, _ = explore_with_depth(n, max_term, max_log, max_msgs, values)
+    return distinct, generated
+
+
+def explore_with_depth(
+    n: int, max_term: int, max_log: int, max_msgs: int, values: int = 1
+) -> tuple[int, int, int]:
+    """BFS over the bounded model; returns (distinct, generated, depth), depth counted
+    as TLC counts it (initial states are depth 1)."""
     e: frozenset[Any] = frozenset()
     init = (
         e,
@@ -270,10 +279,12 @@ def explore(n: int, max_term: int, max_log: int, max_msgs: int, values: int = 1)
         ((0,) * n,) * n,
     )
     seen = {init}
-    queue = deque([init])
+    queue = deque([(init, 1)])
     generated = 1
+    depth = 1
     while queue:
-        s = queue.popleft()
+        s, d = queue.popleft()
+        depth = max(depth, d)
         for t in successors(s, n, values):
             generated += 1
             msgs = t[0]
@@ -283,5 +294,5 @@ def explore(n: int, max_term: int, max_log: int, max_msgs: int, values: int = 1)
                 continue
             if t not in seen:
                 seen.add(t)
-                queue.append(t)
-    return len(seen), generated
+                queue.append((t, d + 1))
+    return len(seen), generated, depth

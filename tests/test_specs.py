@@ -61,12 +61,16 @@ def test_raft_two_servers_matches_tlc_exactly() -> None:
 @pytest.mark.slow
 def test_raft_two_servers_max_term_3_matches_tlc() -> None:
     # TLC: 25,164 distinct, 198,851 generated.  TLC printed depth 42 in the run the
-    # issue quotes; the BFS depth of this graph is 41 (checked independently with
-    # networkx in test_raft_depth_against_networkx); TLC's depth is the level of the
-    # last trace record, which several workers can over-report (TLCTrace.getLevel).
+    # issue quotes; the BFS depth of this graph is 41, which the independent
+    # hand-written checker in bench/raft_baseline.py confirms below.  TLC's depth is
+    # the level of the last trace record, which several workers can over-report
+    # (TLCTrace.getLevel says so in its comment).
     r = check_spec(Raft(Server="2", MaxTerm=3, MaxLogLen=1), Options(symmetry=False))
     assert r.verdict is Verdict.OK
     assert (r.stats.distinct, r.stats.generated, r.stats.depth) == (25164, 198851, 41)
+    from bench.raft_baseline import explore_with_depth
+
+    assert explore_with_depth(2, 3, 1, 1) == (25164, 198851, 41)
 
 
 def test_raft_symmetry_reduces_and_keeps_the_verdict() -> None:
