@@ -463,7 +463,9 @@ def gate_cmd(
 ) -> None:
     """Run every check of MANIFEST (default pyproject.toml) against its expected
     outcome: exit 0 when all match, 1 on a mismatch, 2 on a bad manifest."""
-    console = Console(highlight=False)
+    plain = Console(highlight=False)
+    # CI logs are not terminals: give the summary table room instead of 80 columns.
+    console = plain if plain.is_terminal else Console(highlight=False, width=140)
     path = Path(manifest)
     try:
         checks = select(load_manifest(path), list(only))
