@@ -138,7 +138,7 @@ def main(argv: list[str]) -> None:
         "seconds",
         "distinct/s",
         "generated/s",
-        "peak RSS MB",
+        "peak RSS MB (+ workers)",
         "bytes/state",
         "baseline gen/s",
         "vs baseline",
@@ -176,7 +176,8 @@ def main(argv: list[str]) -> None:
             f"{secs:,.1f}",
             f"{d['distinct'] / secs:,.0f}" if secs else "-",
             f"{gen_rate:,.0f}",
-            f"{d['peak_rss_mb']:,.0f}",
+            f"{d['peak_rss_mb']:,.0f}"
+            + (f" + {row.workers}x{d['worker_rss_mb']:,.0f}" if row.workers > 1 else ""),
             f"{d['bytes_per_state']:,.0f}" if d["distinct"] >= 10_000 else "-",
             base,
             ratio,

@@ -72,6 +72,8 @@ def main(argv: list[str]) -> None:
         )
     secs = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # With --workers the states live in the worker processes: report the largest.
+    worker_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     out: dict[str, Any] = {
         "result": result.verdict.value,
         "distinct": result.stats.distinct,
@@ -79,7 +81,14 @@ def main(argv: list[str]) -> None:
         "depth": result.stats.depth,
         "seconds": secs,
         "peak_rss_mb": peak_kb / 1024,
-        "bytes_per_state": (peak_kb - rss0) * 1024 / max(1, result.stats.distinct),
+        "worker_rss_mb": worker_kb / 1024,
+        "bytes_per_state": (
+            peak_kb
+            - rss0
+            + worker_kb * job.get("workers", 1) * (1 if job.get("workers", 1) > 1 else 0)
+        )
+        * 1024
+        / max(1, result.stats.distinct),
         "complete": result.verdict is not Verdict.INCOMPLETE,
     }
     del result
