@@ -130,9 +130,13 @@ def check(model: Model, options: Options | None = None, **meta: Any) -> Result:
     stats.seconds = time.perf_counter() - t0
     trace: Trace | None = None
     if bad_ordinal >= 0:
-        trace = replay_choices(model, store.choices(bad_ordinal))
+        choices = store.choices(bad_ordinal)
+        if error is not None and error.extra_choice is not None:
+            choices.append(error.extra_choice)
+        trace = replay_choices(model, choices)
         if error is not None:
             error.trace = trace
+            error.state = trace.steps[-1].state
     return Result(
         spec=model.name,
         variant=str(meta.get("variant", "")),

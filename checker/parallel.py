@@ -42,6 +42,19 @@ Entry = tuple[int, Any, tuple[int, ...]]
 _NO_KEY: Key = (1 << 62, 1 << 62)
 
 
+class _Stopped(Exception):
+    """The coordinator stopped the run while this worker waited for a phase."""
+
+
+def _expect(conn: Connection, tag: str) -> Any:
+    """The payload of the next command, which must be ``tag`` (or a stop)."""
+    msg = conn.recv()
+    if msg[0] == "stop":
+        raise _Stopped
+    assert msg[0] == tag, (msg[0], tag)
+    return msg[1]
+
+
 class _RemoteError(Exception):
     """An EvaluationError raised in a worker, carried back as text."""
 
@@ -175,8 +188,8 @@ def _worker(
                     try:
                         bad = violated(t)
                     except EvaluationError as exc:
-                        # Not numbered yet: report the trace to its parent.
-                        raise _RemoteError(str(exc), key[0]) from None
+                        # Not numbered yet: its parent's ordinal and its successor index.
+                        raise _RemoteError(str(exc), key[0], key[1]) from None
                     if bad is not None and (violation is None or key < violation[0]):
                         violation = (key, bad)
                     kept.append((key, t, fps))
@@ -184,8 +197,7 @@ def _worker(
             cands.clear()
             conn.send(("checked", new_here, act_new, violation, len(kept)))
             # Rebalance: the coordinator says how many states to send to whom.
-            op_b, plan = conn.recv()
-            assert op_b == "balance"
+            plan = _expect(conn, "balance")
             sends: list[list[tuple[Key, Any, tuple[int, ...]]]] = [[] for _ in range(n)]
             for target, count in plan:
                 for _ in range(count):
@@ -198,8 +210,7 @@ def _worker(
             incoming = kept
             conn.send(("keys", [e[0] for e in incoming]))
             # -- 4. number the new frontier ------------------------------------------
-            op2, ordinals = conn.recv()
-            assert op2 == "ordinals"
+            ordinals = _expect(conn, "ordinals")
             # Keep the old frontier until the coordinator is done asking about it.
             old_frontier = frontier
             frontier = [(o, t, fps) for o, (_, t, fps) in zip(ordinals, incoming, strict=True)]
@@ -215,6 +226,8 @@ def _worker(
                 break
         except _RemoteError as exc:
             conn.send(("error", *exc.args))
+            return
+        except _Stopped:
             return
 
 
@@ -418,10 +431,7 @@ def _balance(counts: list[int]) -> list[list[tuple[int, int]]]:
 
 
 class _WorkerException(Exception):
-    """The text of an exception raised in a worker process."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]).split(": ", 1)[-1]
+    """An exception raised in a worker process, carried back as its message."""
 
 
 def _recv(conn: Connection, tag: str) -> Any:
@@ -429,9 +439,11 @@ def _recv(conn: Connection, tag: str) -> Any:
     if msg[0] == "error":
         text = msg[1]
         ordinal = msg[2] if len(msg) > 2 else -1
-        where, _, why = text.partition(" raised ")
-        exc = EvaluationError(where, _WorkerException(why))
+        where = text.partition(" raised ")[0]
+        exc = EvaluationError(where, _WorkerException(text))
+        exc.args = (text,)  # the worker's own "X raised Type: message"
         exc.ordinal = ordinal if ordinal >= 0 else None
+        exc.extra_choice = msg[3] if len(msg) > 3 else None
         raise exc
     assert msg[0] == tag, (msg[0], tag)
     return msg

@@ -59,3 +59,22 @@ def test_workers_equal_one_on_shipped_specs() -> None:
         13797,
         28,
     )
+
+
+def test_spec_errors_in_workers_are_reported_like_one_worker() -> None:
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from checker.cli import main
+
+    spec = str(Path(__file__).parent / "fixtures" / "raising.py")
+    for variant, needle, length in (
+        ("action", "action Step raised ZeroDivisionError", 3),
+        ("invariant", "invariant Fine raised KeyError", 2),
+    ):
+        r = CliRunner().invoke(main, ["run", spec, "--variant", variant, "--workers", "2"])
+        assert r.exit_code == 2
+        assert needle in r.stderr
+        assert f"trace that reached it ({length} actions)" in r.stderr
+        assert "Traceback" not in r.output
