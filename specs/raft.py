@@ -188,10 +188,9 @@ class Raft(Spec):
 
     def _next(self, s: RaftState, **changes: Any) -> RaftState:
         """Apply ``changes`` and the allLogs history update that every step makes."""
-        logs = s.log.values()
         all_logs = s.allLogs
-        if not all(lg in all_logs for lg in logs):
-            all_logs = all_logs | frozenset(logs)
+        if not all_logs.issuperset(s.log.values()):
+            all_logs = all_logs.union(s.log.values())
         return s._replace(allLogs=all_logs, **changes)
 
     # -- Init ---------------------------------------------------------------------
