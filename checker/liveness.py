@@ -322,17 +322,23 @@ def find_lasso(
     prefix = _bfs_path(g, starts, lambda v: v in member, prefix_allowed)
     if prefix is None:
         return None
+    return _close(g, comps, prefix)
+
+
+def _close(g: StateGraph, comps: list[set[int]], prefix: list[tuple[int, int | None]]) -> Lasso:
+    """The lasso whose prefix ends in one of the fair components: add a fair cycle."""
     root = prefix[-1][0]
-    comp = comps[member[root]]
+    comp = next(c for c in comps if root in c)
     cycle = _cycle(g, comp, root)
     touched = {v for v, _ in cycle} | {root}
     return Lasso(prefix, cycle, any(g.cut[v] for v in touched))
 
 
-def _params(model: CompiledSpec, decl: TemporalDecl) -> list[tuple[Any, ...]]:
+def temporal_params(model: CompiledSpec, decl: TemporalDecl) -> list[tuple[Any, ...]]:
+    """The parameter tuples a temporal property is checked for (``[()]`` if none)."""
     if not decl.over:
         return [()]
-    doms = [model._domain(decl.name, d) for d in decl.over]
+    doms = [model.domain(decl.name, d) for d in decl.over]
     return [tuple(p) for p in itertools.product(*doms)]
 
 
@@ -350,7 +356,7 @@ def check_temporal(model: CompiledSpec, g: StateGraph, decl: TemporalDecl) -> La
                 raise EvaluationError(f"temporal property {decl.name}", exc, s) from exc
         return out
 
-    for params in _params(model, decl):
+    for params in temporal_params(model, decl):
         q = truth(decl.predicate, params)
         bad = [not x for x in q]
         if decl.kind == "eventually":
@@ -372,31 +378,39 @@ def check_temporal(model: CompiledSpec, g: StateGraph, decl: TemporalDecl) -> La
 
 
 def _leads_to_lasso(g: StateGraph, bad: list[bool], triggers: list[int]) -> Lasso | None:
+    """Shortest path to a P-and-not-Q state from which not-Q states lead into a fair
+    component, then on through not-Q states into it."""
     bad_set = {v for v, b in enumerate(bad) if b}
     comps = fair_components(g, bad_set)
     if not comps:
         return None
     in_comp: set[int] = set().union(*comps)
-    # Phase 1 states: ¬Q states reachable from a trigger within ¬Q.
-    trig = set(triggers)
-    to_trigger = _bfs_path(
-        g, g.init, lambda v: v in trig and _reaches(g, v, in_comp, bad_set), None
-    )
+    doomed = _backward(g, in_comp, bad_set)  # not-Q states that can reach a component
+    goals = {v for v in triggers if v in doomed}
+    to_trigger = _bfs_path(g, g.init, lambda v: v in goals, None)
     if to_trigger is None:
         return None
-    start = to_trigger[-1][0]
-    rest = _bfs_path(g, [start], lambda v: v in in_comp, bad_set)
+    rest = _bfs_path(g, [to_trigger[-1][0]], lambda v: v in in_comp, bad_set)
     assert rest is not None
-    prefix = to_trigger + rest[1:]
-    root = prefix[-1][0]
-    comp = next(c for c in comps if root in c)
-    cycle = _cycle(g, comp, root)
-    touched = {v for v, _ in cycle} | {root}
-    return Lasso(prefix, cycle, any(g.cut[v] for v in touched))
+    return _close(g, comps, to_trigger + rest[1:])
 
 
-def _reaches(g: StateGraph, v: int, targets: set[int], allowed: set[int]) -> bool:
-    return _bfs_path(g, [v], lambda w: w in targets, allowed) is not None
+def _backward(g: StateGraph, targets: set[int], allowed: set[int]) -> set[int]:
+    """The states of ``allowed`` from which a path inside ``allowed`` reaches ``targets``."""
+    preds: dict[int, list[int]] = {}
+    for v in allowed:
+        for w, _ in g.succ[v]:
+            if w in allowed:
+                preds.setdefault(w, []).append(v)
+    seen = set(targets)
+    todo = list(targets)
+    while todo:
+        w = todo.pop()
+        for v in preds.get(w, ()):
+            if v not in seen:
+                seen.add(v)
+                todo.append(v)
+    return seen
 
 
 def lasso_trace(model: CompiledSpec, g: StateGraph, lasso: Lasso) -> Trace:

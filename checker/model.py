@@ -146,24 +146,26 @@ class CompiledSpec:
                     f"action {decl.name} takes {arity} parameter(s) but over= gives "
                     f"{len(decl.over)} domain(s)"
                 )
-            domains = [self._domain(decl.name, d) for d in decl.over]
+            domains = [self.domain(decl.name, d) for d in decl.over]
             instances = [tuple(p) for p in itertools.product(*domains)]
             self._families.append((ai, decl.name, effect, guard, instances, None, arity))
         self._inits: list[Any] | None = None
         self.var_names: tuple[str, ...] = ()
         self._getter: Callable[[Any], tuple[Any, ...]] = lambda s: (s,)
 
-    def _domain(self, action: str, dom: Any) -> list[Any]:
+    def domain(self, owner: str, dom: Any) -> list[Any]:
+        """The values of a static parameter domain (a constant's name or a function
+        of the spec) declared by action or property ``owner``."""
         if isinstance(dom, str):
             if dom not in self.spec.constant_values:
-                raise SpecError(f"action {action}: over= names unknown constant {dom!r}")
+                raise SpecError(f"{owner}: over= names unknown constant {dom!r}")
             values = self.spec.constant_values[dom]
         else:
             values = dom(self.spec)
         try:
             return list(values)
         except TypeError:
-            raise SpecError(f"action {action}: domain {dom!r} is not iterable") from None
+            raise SpecError(f"{owner}: domain {dom!r} is not iterable") from None
 
     # -- Model protocol ----------------------------------------------------------------
     def initial_states(self) -> list[Any]:

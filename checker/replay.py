@@ -16,6 +16,7 @@ from typing import Any
 
 from checker.fingerprint import encode
 from checker.itf import ItfTrace
+from checker.liveness import temporal_params
 from checker.model import CompiledSpec, label_of
 from checker.pretty import show
 
@@ -72,17 +73,12 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
         return ReplayOutcome(
             False, f"step 0: the first state is not an initial state of variant {variant}", 0
         )
-    _StateByEncoding.remember(model, current)
+    # The spec's own state objects along the trace: predicates need the spec's types,
+    # not the generic containers a file is read back into.
+    produced = [current]
     for i in range(1, len(trace.states)):
-        meta = trace.steps[i]
-        name = meta.get("action_name")
-        params = tuple(meta.get("params") or ())
-        label = meta.get("action") or label_of(str(name), params)
+        label, matches = _take(model, current, trace.steps[i])
         want = _enc_recorded(trace.states[i])
-        matches = []
-        for ai, p, nxt in model.successors(current):
-            if model.action_names[ai] == name and encode(p) == encode(params):
-                matches.append(nxt)
         if not matches:
             return ReplayOutcome(
                 False,
@@ -97,15 +93,17 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
                 f"step {i}: {label} produces a different state in variant {variant}",
                 i,
                 _differences(model, matches[0], trace.states[i]),
-                by_actions=_follow_actions(model, trace, i, matches[0]),
+                by_actions=_follow_actions(model, trace, [*produced, matches[0]]),
             )
         current = same[0]
-        _StateByEncoding.remember(model, current)
-    return _judge_end(model, trace, current)
+        produced.append(current)
+    return _judge_end(model, trace, produced)
 
 
-def _judge_end(model: CompiledSpec, trace: ItfTrace, current: Any) -> ReplayOutcome:
+def _judge_end(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -> ReplayOutcome:
+    """Does the behaviour ``produced`` (the spec's states) end in the trace's property?"""
     variant = model.spec.variant
+    current = produced[-1]
     prop = trace.meta.get("property")
     if prop == "Deadlock":
         if model.successors(current):
@@ -118,7 +116,7 @@ def _judge_end(model: CompiledSpec, trace: ItfTrace, current: Any) -> ReplayOutc
             True, f"the trace is a real behaviour of variant {variant} and ends in a deadlock"
         )
     if prop and prop in type(model.spec).temporal_names():
-        return _judge_lasso(model, trace, prop)
+        return _judge_lasso(model, trace, prop, produced)
     if prop:
         if prop not in type(model.spec).invariant_names():
             return ReplayOutcome(
@@ -139,25 +137,18 @@ def _judge_end(model: CompiledSpec, trace: ItfTrace, current: Any) -> ReplayOutc
     return ReplayOutcome(True, f"the trace is a real behaviour of variant {variant}")
 
 
-def _follow_actions(model: CompiledSpec, trace: ItfTrace, start: int, state: Any) -> str:
-    """Take the trace's remaining actions from the spec's own state after a divergence:
-    does the variant block one of them, and does the property still fail at the end?"""
+def _follow_actions(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -> str:
+    """Take the trace's remaining actions from the spec's own states after a divergence
+    (``produced`` ends at the diverging step): does the variant block one of them, and
+    does the property still fail at the end?"""
     variant = model.spec.variant
-    current = state
-    for i in range(start + 1, len(trace.states)):
-        meta = trace.steps[i]
-        name = meta.get("action_name")
-        params = tuple(meta.get("params") or ())
-        label = meta.get("action") or label_of(str(name), params)
-        nxt = [
-            t
-            for ai, p, t in model.successors(current)
-            if model.action_names[ai] == name and encode(p) == encode(params)
-        ]
+    states = list(produced)
+    for i in range(len(states), len(trace.states)):
+        label, nxt = _take(model, states[-1], trace.steps[i])
         if not nxt:
             return f"taking the same actions, variant {variant} blocks step {i}: {label}"
-        current = nxt[0]
-    end = _judge_end(model, trace, current)
+        states.append(nxt[0])
+    end = _judge_end(model, trace, states)
     n = len(trace.states) - 1
     if end.ok:
         return f"taking the same {n} actions in variant {variant} still ends in the violation"
@@ -165,7 +156,23 @@ def _follow_actions(model: CompiledSpec, trace: ItfTrace, start: int, state: Any
     return f"taking the same {n} actions in variant {variant}, {prop} holds at the end"
 
 
-def _judge_lasso(model: CompiledSpec, trace: ItfTrace, prop: str) -> ReplayOutcome:
+def _take(model: CompiledSpec, state: Any, meta: dict[str, Any]) -> tuple[str, list[Any]]:
+    """The recorded step's label and the states its action instance leads to."""
+    name = meta.get("action_name")
+    params = tuple(meta.get("params") or ())
+    label = meta.get("action") or label_of(str(name), params)
+    wanted = encode(params)
+    nxt = [
+        t
+        for ai, p, t in model.successors(state)
+        if model.action_names[ai] == name and encode(p) == wanted
+    ]
+    return label, nxt
+
+
+def _judge_lasso(
+    model: CompiledSpec, trace: ItfTrace, prop: str, states: list[Any]
+) -> ReplayOutcome:
     """A lasso must close (its last state is the loop state) and break the property:
     <>P: P never holds; []<>P: P never holds on the cycle; P ~> Q: some state has P
     and not Q, and Q never holds from there on (the cycle included)."""
@@ -179,11 +186,7 @@ def _judge_lasso(model: CompiledSpec, trace: ItfTrace, prop: str) -> ReplayOutco
             False, f"the lasso does not close: the last state is not state {loop}", last
         )
     decl = {d.name: d for d in type(model.spec)._temporals}[prop]
-    inits = model.initial_states()
-    del inits
-    states = [_state_from(model, rec) for rec in trace.states]
-    params_list = _temporal_params(model, decl)
-    for params in params_list:
+    for params in temporal_params(model, decl):
         q = [bool(decl.predicate(model.spec, s, *params)) for s in states]
         if decl.kind == "eventually":
             broken = not any(q)
@@ -201,30 +204,3 @@ def _judge_lasso(model: CompiledSpec, trace: ItfTrace, prop: str) -> ReplayOutco
                 f"(cycle from state {loop})",
             )
     return ReplayOutcome(False, f"the lasso replays, but {prop} holds on it in variant {variant}")
-
-
-def _temporal_params(model: CompiledSpec, decl: Any) -> list[tuple[Any, ...]]:
-    from checker.liveness import _params
-
-    return _params(model, decl)
-
-
-def _state_from(model: CompiledSpec, recorded: dict[str, Any]) -> Any:
-    """Find the spec's own state object equal to a recorded one (by replaying, the
-    states are known to be reachable; rebuild through the model's successors)."""
-    return _StateByEncoding.lookup(model, recorded)
-
-
-class _StateByEncoding:
-    """Recorded states are read back as generic containers; predicates need the
-    spec's own types, so the replay remembers the real states it produced."""
-
-    cache: dict[int, dict[Any, Any]] = {}
-
-    @classmethod
-    def remember(cls, model: CompiledSpec, state: Any) -> None:
-        cls.cache.setdefault(id(model), {})[repr(_enc_vars(model, state))] = state
-
-    @classmethod
-    def lookup(cls, model: CompiledSpec, recorded: dict[str, Any]) -> Any:
-        return cls.cache[id(model)][repr(_enc_recorded(recorded))]
