@@ -99,6 +99,12 @@ class _Progress:
             self.live.stop()
 
 
+#: ``--const NAME=VALUE`` (repeatable), shared by every command that builds a spec.
+CONST_OPTION = click.option(
+    "--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant."
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mcheck")
 def main() -> None:
@@ -108,7 +114,7 @@ def main() -> None:
 @main.command()
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec to check (default: the spec's).")
-@click.option("--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant.")
+@CONST_OPTION
 @click.option("--strategy", type=click.Choice(["bfs", "dfs"]), default="bfs", show_default=True)
 @click.option("--no-symmetry", is_flag=True, help="Do not reduce by the spec's symmetric sets.")
 @click.option(
@@ -350,7 +356,7 @@ def _var_filter(var_list: str | None, names: tuple[str, ...]) -> list[str] | Non
 @click.argument("spec")
 @click.argument("trace_file", metavar="TRACE")
 @click.option("--variant", help="Variant to replay against (default: the trace's).")
-@click.option("--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant.")
+@CONST_OPTION
 def replay_cmd(spec: str, trace_file: str, variant: str | None, consts: tuple[str, ...]) -> None:
     """Re-execute TRACE against SPEC: exit 0 if it is a real behaviour ending in its
     violation, 1 with the first diverging step otherwise."""
@@ -400,7 +406,7 @@ def _trace_constants(recorded: dict[str, Any], defaults: Any) -> dict[str, Any]:
 @main.command(name="graph")
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec.")
-@click.option("--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant.")
+@CONST_OPTION
 @click.option(
     "--out",
     "out",

@@ -75,16 +75,6 @@ class Store:
         path.reverse()
         return path
 
-    def bytes_per_state(self) -> float:
-        """Approximate memory held per stored state (set slot + int + arrays)."""
-        n = len(self.parent)
-        if n == 0:
-            return 0.0
-        import sys
-
-        set_bytes = sys.getsizeof(self.seen) + 36 * n  # slots + the int objects
-        return (set_bytes + self.parent.itemsize * n + self.choice.itemsize * n) / n
-
 
 def check(model: Model, options: Options | None = None, **meta: Any) -> Result:
     """Explore ``model`` exhaustively (within limits) and check its invariants."""

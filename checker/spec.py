@@ -137,17 +137,11 @@ def action(
     def wrap(f: F) -> F:
         if over is not None and over_state is not None:
             raise SpecError(f"action {f.__name__}: give either over= or over_state=, not both")
-        if over is None:
-            doms: tuple[StaticDomain, ...] = ()
-        elif isinstance(over, str) or callable(over):
-            doms = (over,)
-        else:
-            doms = tuple(over)
         decl = ActionDecl(
             name=name or f.__name__,
             effect=f,
             guard=guard,
-            over=doms,
+            over=_domains(over),
             over_state=over_state,
             order=_next_order(),
             actor=actor,
@@ -181,14 +175,17 @@ def invariant(fn: F | None = None, *, name: str | None = None) -> Any:
     return wrap
 
 
-def _temporal(kind: str, premise: Callable[..., bool] | None, over: Any, name: str | None) -> Any:
-    doms: tuple[StaticDomain, ...]
+def _domains(over: StaticDomain | Sequence[StaticDomain] | None) -> tuple[StaticDomain, ...]:
+    """``over=`` as a tuple of domains: one name or function, or a sequence of them."""
     if over is None:
-        doms = ()
-    elif isinstance(over, str) or callable(over):
-        doms = (over,)
-    else:
-        doms = tuple(over)
+        return ()
+    if isinstance(over, str) or callable(over):
+        return (over,)
+    return tuple(over)
+
+
+def _temporal(kind: str, premise: Callable[..., bool] | None, over: Any, name: str | None) -> Any:
+    doms = _domains(over)
 
     def wrap(f: F) -> F:
         f._mcheck_temporal = TemporalDecl(  # type: ignore[attr-defined]
