@@ -10,7 +10,7 @@ from typing import Any
 
 from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError, SpecLoadError
 from checker.explore import Options, check
-from checker.fingerprint import sort_key
+from checker.fingerprint import in_order, sort_key
 from checker.model import CompiledSpec, Model
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.spec import Spec, action, always_eventually, eventually, invariant, leads_to
@@ -42,6 +42,7 @@ __all__ = [
     "check",
     "check_spec",
     "eventually",
+    "in_order",
     "invariant",
     "leads_to",
     "model_values",

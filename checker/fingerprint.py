@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from hashlib import blake2b
 from typing import Any
 
@@ -194,6 +194,14 @@ def combine(fps: tuple[int, ...]) -> int:
 def sort_key(v: Any) -> str:
     """A deterministic sort key for any state value (use it to order ``over_state``)."""
     return repr(encode(v))
+
+
+def in_order(items: Iterable[Any], kind: Any = None) -> list[Any]:
+    """``items`` (of type ``kind``, if given) in a fixed, salt-independent order: what
+    an ``over_state`` domain must return (never iterate a set or map as it comes)."""
+    if kind is not None:
+        items = (x for x in items if isinstance(x, kind))
+    return sorted(items, key=sort_key)
 
 
 def collision_probability(distinct: int, generated: int) -> float:

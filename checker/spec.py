@@ -49,7 +49,7 @@ class ActionDecl:
     ``over`` lists one static domain per parameter (constant names or functions of
     the spec); ``over_state`` is a function ``(spec, state) -> iterable of parameter
     tuples`` for parameters drawn from the state (a message in the bag, say).  The
-    spec must return those in a deterministic order (see :func:`checker.sort_key`).
+    spec must return those in a deterministic order (see :func:`checker.in_order`).
     """
 
     name: str

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import Spec, action, invariant, model_values, named_values, sort_key
+from checker import Spec, action, in_order, invariant, model_values, named_values
 from checker.values import ModelValue, put
 from invariants.raft import committed_logs_agree, election_safety
 
@@ -329,7 +329,7 @@ class Raft(Spec):
         return self._next(s, messages=with_message(m, s.messages))
 
     @action(
-        over_state=lambda self, s: sorted(s.messages.keys(), key=sort_key),
+        over_state=lambda self, s: in_order(s.messages.keys()),
         actor=lambda self, s, m: m.mdest,
     )
     def Receive(self, s: RaftState, m: Message) -> RaftState | None:
@@ -353,12 +353,12 @@ class Raft(Spec):
             return self._next(s, messages=without_message(m, s.messages))
         return self._handle_append_entries_response(s, i, j, m)
 
-    @action(over_state=lambda self, s: sorted(s.messages.keys(), key=sort_key))
+    @action(over_state=lambda self, s: in_order(s.messages.keys()))
     def DuplicateMessage(self, s: RaftState, m: Message) -> RaftState:
         """The network duplicates a message."""
         return self._next(s, messages=with_message(m, s.messages))
 
-    @action(over_state=lambda self, s: sorted(s.messages.keys(), key=sort_key))
+    @action(over_state=lambda self, s: in_order(s.messages.keys()))
     def DropMessage(self, s: RaftState, m: Message) -> RaftState:
         """The network drops a message."""
         return self._next(s, messages=without_message(m, s.messages))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from checker import Spec, action, eventually, invariant, named_values, sort_key
+from checker import Spec, action, eventually, in_order, invariant, named_values
 from checker.values import ModelValue
 from invariants.ratis import match_index_sound
 
@@ -100,11 +100,6 @@ class EmptySnapshotState(NamedTuple):
     download: str
     net: frozenset[Message]
     alreadyInstalledSent: frozenset[int]
-
-
-def _of_kind(s: EmptySnapshotState, kind: type) -> list[Message]:
-    """In-flight messages of one kind, in a fixed order (never set order)."""
-    return sorted((m for m in s.net if isinstance(m, kind)), key=sort_key)
 
 
 class RatisEmptySnapshotIndexDefault(Spec):
@@ -212,7 +207,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
         raise AssertionError("assertProtos: entries without a previous entry")
 
     @action(
-        over_state=lambda self, s: _of_kind(s, InstallReply),
+        over_state=lambda self, s: in_order(s.net, InstallReply),
         actor=lambda self, s, r: L,
     )
     def HandleInstallReply(self, s: EmptySnapshotState, r: InstallReply) -> EmptySnapshotState:
@@ -225,7 +220,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
         return s
 
     @action(
-        over_state=lambda self, s: _of_kind(s, AppendReply),
+        over_state=lambda self, s: in_order(s.net, AppendReply),
         actor=lambda self, s, r: L,
     )
     def HandleAppendReply(self, s: EmptySnapshotState, r: AppendReply) -> EmptySnapshotState:
@@ -243,7 +238,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
 
     # -- follower F -----------------------------------------------------------------
     @action(
-        over_state=lambda self, s: _of_kind(s, Notify),
+        over_state=lambda self, s: in_order(s.net, Notify),
         actor=lambda self, s, m: F,
     )
     def HandleNotify(self, s: EmptySnapshotState, m: Notify) -> EmptySnapshotState:
@@ -279,7 +274,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
         )
 
     @action(
-        over_state=lambda self, s: _of_kind(s, AppendReq),
+        over_state=lambda self, s: in_order(s.net, AppendReq),
         actor=lambda self, s, m: F,
     )
     def HandleAppend(self, s: EmptySnapshotState, m: AppendReq) -> EmptySnapshotState:

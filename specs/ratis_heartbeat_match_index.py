@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import ConfigError, Spec, action, invariant, leads_to, model_values, sort_key
+from checker import ConfigError, Spec, action, in_order, invariant, leads_to, model_values
 from checker.values import ModelValue, put
 from invariants.raft import committed_logs_agree
 from invariants.ratis import match_index_sound, next_index_for_inconsistency
@@ -267,10 +267,9 @@ class RatisHeartbeatMatchIndex(Spec):
             return None
         return s._replace(messages=s.messages | {m})
 
-    def _of(self, s: HbState, kind: Any) -> list[Message]:
-        return sorted((m for m in s.messages if isinstance(m, kind)), key=sort_key)
-
-    @action(over_state=lambda self, s: self._of(s, RVReq), actor=lambda self, s, m: m.mdest)
+    @action(
+        over_state=lambda self, s: in_order(s.messages, RVReq), actor=lambda self, s, m: m.mdest
+    )
     def HandleRequestVoteRequest(self, s: HbState, m: RVReq) -> HbState:
         """j grants iff same term, i's log at least as up to date, no other vote."""
         j, i = m.mdest, m.msource
@@ -285,7 +284,9 @@ class RatisHeartbeatMatchIndex(Spec):
         reply = RVResp(s.currentTerm[j], j, i, grant)
         return s._replace(messages=(s.messages - {m}) | {reply})
 
-    @action(over_state=lambda self, s: self._of(s, RVResp), actor=lambda self, s, m: m.mdest)
+    @action(
+        over_state=lambda self, s: in_order(s.messages, RVResp), actor=lambda self, s, m: m.mdest
+    )
     def HandleRequestVoteResponse(self, s: HbState, m: RVResp) -> HbState:
         """Candidate i tallies a vote of its term."""
         i, j = m.mdest, m.msource
@@ -349,7 +350,9 @@ class RatisHeartbeatMatchIndex(Spec):
             m = AEReq(term, i, j, prev, prev_term, lg[nxt:], s.commitIndex[i], False)
         return s._replace(messages=s.messages | {m})
 
-    @action(over_state=lambda self, s: self._of(s, AEReq), actor=lambda self, s, m: m.mdest)
+    @action(
+        over_state=lambda self, s: in_order(s.messages, AEReq), actor=lambda self, s, m: m.mdest
+    )
     def HandleAppendEntriesRequest(self, s: HbState, m: AEReq) -> HbState:
         """RaftServerImpl.appendEntriesAsync / checkInconsistentAppendEntries on j."""
         j, i = m.mdest, m.msource
@@ -401,7 +404,9 @@ class RatisHeartbeatMatchIndex(Spec):
             return reply(s, SUCCESS, last + 1, last)
         return reply(s, SUCCESS, len(lg), -1)
 
-    @action(over_state=lambda self, s: self._of(s, AEResp), actor=lambda self, s, m: m.mdest)
+    @action(
+        over_state=lambda self, s: in_order(s.messages, AEResp), actor=lambda self, s, m: m.mdest
+    )
     def HandleAppendEntriesResponse(self, s: HbState, m: AEResp) -> HbState:
         """LogAppenderDefault.handleReply on leader i (the variant switch)."""
         i, j = m.mdest, m.msource
@@ -444,7 +449,7 @@ class RatisHeartbeatMatchIndex(Spec):
         return s._replace(commitIndex=put(s.commitIndex, i, m))
 
     # -- environment ----------------------------------------------------------------
-    @action(over_state=lambda self, s: sorted(s.messages, key=sort_key))
+    @action(over_state=lambda self, s: in_order(s.messages))
     def DropMessage(self, s: HbState, m: Message) -> HbState | None:
         """The network loses a message (bounded)."""
         if s.drops >= self.MaxDrops:

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import Spec, action, eventually, invariant, named_values, sort_key
+from checker import Spec, action, eventually, in_order, invariant, named_values
 from checker.values import ModelValue, put
 from invariants.ratis import next_index_for_inconsistency, no_stuck_install_in_progress
 
@@ -135,11 +135,6 @@ class SnapshotState(NamedTuple):
     dlFailures: int
     restarts: int
     drops: int
-
-
-def _of_kind(s: SnapshotState, kind: Any) -> list[Message]:
-    """The in-flight messages of one kind, in a fixed order (never set order)."""
-    return sorted((m for m in s.net if isinstance(m, kind)), key=sort_key)
 
 
 class ScmInstallSnapshotLeaderChange(Spec):
@@ -301,9 +296,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
 
     # -- follower F -----------------------------------------------------------------
     @action(
-        over_state=lambda self, s: sorted(
-            (m for m in s.net if isinstance(m, Notify)), key=sort_key
-        ),
+        over_state=lambda self, s: in_order(s.net, Notify),
         actor=lambda self, s, m: F,
     )
     def HandleNotify(self, s: SnapshotState, m: Notify) -> SnapshotState:
@@ -340,9 +333,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         return s._replace(net=self._send(s, reply, m))
 
     @action(
-        over_state=lambda self, s: sorted(
-            (m for m in s.net if isinstance(m, Append)), key=sort_key
-        ),
+        over_state=lambda self, s: in_order(s.net, Append),
         actor=lambda self, s, m: F,
     )
     def HandleAppend(self, s: SnapshotState, m: Append) -> SnapshotState:
@@ -398,7 +389,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
 
     # -- leader reply handlers ------------------------------------------------------
     @action(
-        over_state=lambda self, s: _of_kind(s, InstallReply),
+        over_state=lambda self, s: in_order(s.net, InstallReply),
         actor=lambda self, s, r: r.dst,
     )
     def HandleInstallReply(self, s: SnapshotState, r: InstallReply) -> SnapshotState | None:
@@ -416,7 +407,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         return s._replace(net=net)
 
     @action(
-        over_state=lambda self, s: _of_kind(s, AppendReply),
+        over_state=lambda self, s: in_order(s.net, AppendReply),
         actor=lambda self, s, r: r.dst,
     )
     def HandleAppendReply(self, s: SnapshotState, r: AppendReply) -> SnapshotState | None:
@@ -437,7 +428,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         return s._replace(net=net)
 
     @action(
-        over_state=lambda self, s: _of_kind(s, InstallReply | AppendReply),
+        over_state=lambda self, s: in_order(s.net, InstallReply | AppendReply),
     )
     def DiscardStaleReply(self, s: SnapshotState, r: Message) -> SnapshotState | None:
         """A reply to a former leader, or of an older term, is ignored."""
@@ -481,7 +472,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             restarts=s.restarts + 1,
         )
 
-    @action(over_state=lambda self, s: sorted(s.net, key=sort_key))
+    @action(over_state=lambda self, s: in_order(s.net))
     def DropMessage(self, s: SnapshotState, m: Message) -> SnapshotState | None:
         """The network loses a message."""
         if s.drops >= self.MAX_DROPS:
