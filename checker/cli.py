@@ -33,7 +33,7 @@ from checker.gate import (
     update_manifest,
 )
 from checker.graph import state_graph, write_graph
-from checker.itf import read_itf
+from checker.itf import read_itf, record_types
 from checker.liveness import liveness_result, split_properties
 from checker.loader import available_specs, load_spec_class
 from checker.model import CompiledSpec
@@ -361,8 +361,10 @@ def replay_cmd(spec: str, trace_file: str, variant: str | None, consts: tuple[st
     """Re-execute TRACE against SPEC: exit 0 if it is a real behaviour ending in its
     violation, 1 with the first diverging step otherwise."""
     try:
-        trace = read_itf(Path(trace_file))
         cls = load_spec_class(spec)
+        # Only the named spec's own record types are rebuilt (a trace file is data
+        # from elsewhere: its type names are never imported).
+        trace = read_itf(Path(trace_file), types=record_types(cls))
         traced_spec = trace.meta.get("spec")
         if traced_spec and traced_spec != cls.spec_name():
             raise ConfigError(

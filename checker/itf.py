@@ -20,17 +20,20 @@ enum member               its name as a string
 ========================  =============================================================
 
 Records of NamedTuple and dataclass types are written as Quint-style variants (a
-record with ``tag`` and ``value``) so the reader can rebuild the right type; the
-types are listed in ``#meta.types`` as ``module:QualName``.  Reading gives values
-equal to the written ones up to the flavour of immutable container (a ``pmap`` reads
-back as an ``immutables.Map``): the same canonical encoding, hence the same state.
+record with ``tag`` and ``value``); the types are listed in ``#meta.types`` as
+``module:QualName`` for the reader's information only.
+
+Reading is safe on untrusted files: it never imports a module or calls an object the
+file names.  Records read back as :class:`Record` (tag plus fields), containers as
+``immutables.Map``, ``frozenset`` and tuples.  :meth:`ItfTrace.normalize` turns a
+spec's own value into that same read form, so a replay compares a spec's states with
+a file's without trusting the file's type names.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import importlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,7 +44,7 @@ from pyrsistent import PBag, PSet, PVector
 
 from checker.errors import MCheckError
 from checker.fingerprint import sort_key
-from checker.values import ModelValue
+from checker.values import ModelValue, Record
 
 MAX_SAFE_INT = (1 << 53) - 1
 
@@ -146,43 +149,115 @@ def write_itf(path: Path, doc: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-class _Reader:
-    def __init__(self, meta: dict[str, Any]) -> None:
-        self.names: dict[str, ModelValue] = {}
-        for group, names in (meta.get("model_values") or {}).items():
-            for i, name in enumerate(names):
-                self.names[name] = _model_value(name, group, i)
-        self.types: dict[str, Any] = {}
-        for tag, path in (meta.get("types") or {}).items():
-            self.types[tag] = _import(path)
+#: Deepest nesting of values a trace may hold (deeper files are refused, not crashed on).
+MAX_DEPTH = 200
 
-    def value(self, v: Any) -> Any:
+
+def record_types(*sources: Any) -> dict[str, type]:
+    """The record types (NamedTuples, dataclasses) a trace reader may rebuild: those
+    defined in or imported by the modules of ``sources`` (spec classes or modules),
+    keyed ``module:QualName`` as the writer names them.  Only the spec the user names
+    is trusted this way; a file's own type names are never imported."""
+    import inspect
+    import sys
+
+    out: dict[str, type] = {}
+    for src in sources:
+        module = src if inspect.ismodule(src) else sys.modules.get(getattr(src, "__module__", ""))
+        if module is None:
+            continue
+        for obj in vars(module).values():
+            if not isinstance(obj, type):
+                continue
+            is_named = issubclass(obj, tuple) and hasattr(obj, "_fields")
+            if is_named or dataclasses.is_dataclass(obj):
+                out[f"{obj.__module__}:{obj.__qualname__}"] = obj
+    return out
+
+
+class _Reader:
+    """Turns ITF JSON values into Python values, never trusting the file's type names:
+    a record is rebuilt as its type only when that type is in ``allowed`` (the named
+    spec's own types), else it reads as a :class:`Record`."""
+
+    def __init__(self, meta: dict[str, Any], allowed: dict[str, type] | None = None) -> None:
+        self.names: dict[str, ModelValue] = {}
+        groups = meta.get("model_values") or {}
+        if not isinstance(groups, dict):
+            raise TraceFileError("'#meta.model_values' is not an object")
+        for group, names in groups.items():
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise TraceFileError(f"'#meta.model_values.{group}' is not a list of names")
+            for i, name in enumerate(names):
+                self.names[name] = _model_value(name, str(group), i)
+        self.types: dict[str, type] = {}
+        declared = meta.get("types") or {}
+        if not isinstance(declared, dict):
+            raise TraceFileError("'#meta.types' is not an object")
+        for tag, path in declared.items():
+            cls = (allowed or {}).get(path) if isinstance(path, str) else None
+            if cls is not None:
+                self.types[str(tag)] = cls
+
+    def value(self, v: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise TraceFileError(f"values nested deeper than {MAX_DEPTH} levels")
         if isinstance(v, bool | int):
             return v
         if isinstance(v, str):
             return self.names.get(v, v)
+        d = depth + 1
         if isinstance(v, list):
-            return tuple(self.value(x) for x in v)
+            return tuple(self.value(x, d) for x in v)
         if not isinstance(v, dict):
-            raise TraceFileError(f"not an ITF value: {v!r}")
+            raise TraceFileError(f"not an ITF value: {_clip(v)}")
         if "#bigint" in v:
-            return int(v["#bigint"])
+            text = v["#bigint"]
+            if not isinstance(text, str) or len(text) > 4000:
+                raise TraceFileError(f"malformed #bigint: {_clip(text)}")
+            try:
+                return int(text)
+            except ValueError:
+                raise TraceFileError(f"malformed #bigint: {_clip(text)}") from None
         if "#tup" in v:
-            return tuple(self.value(x) for x in v["#tup"])
+            return tuple(self.value(x, d) for x in _list(v["#tup"], "#tup"))
         if "#set" in v:
-            return frozenset(self.value(x) for x in v["#set"])
+            return frozenset(self.value(x, d) for x in _list(v["#set"], "#set"))
         if "#map" in v:
-            return Map({self.value(k): self.value(x) for k, x in v["#map"]})
+            pairs = _list(v["#map"], "#map")
+            out: dict[Any, Any] = {}
+            for pair in pairs:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise TraceFileError(f"a #map entry is not a [key, value] pair: {_clip(pair)}")
+                out[self.value(pair[0], d)] = self.value(pair[1], d)
+            return Map(out)
         if set(v) == {"tag", "value"} and isinstance(v["tag"], str):
             tag = v["tag"]
             if tag == "None" and v["value"] == {"#tup": []}:
                 return None
-            cls = self.types.get(tag)
-            if cls is not None and isinstance(v["value"], dict):
-                fields = {k: self.value(x) for k, x in v["value"].items()}
-                return cls(**fields)
+            body = v["value"]
+            if isinstance(body, dict) and not any(str(k).startswith("#") for k in body):
+                fields = {str(k): self.value(x, d) for k, x in body.items()}
+                cls = self.types.get(tag)
+                if cls is not None:
+                    try:
+                        return cls(**fields)
+                    except (TypeError, ValueError):
+                        pass  # not this type's fields after all: keep it as plain data
+                return Record(tag, Map(fields))
         # A plain record: keep it as a map from field name to value.
-        return Map({k: self.value(x) for k, x in v.items()})
+        return Map({k: self.value(x, d) for k, x in v.items()})
+
+
+def _list(v: Any, what: str) -> list[Any]:
+    if not isinstance(v, list):
+        raise TraceFileError(f"{what} does not hold a list: {_clip(v)}")
+    return v
+
+
+def _clip(v: Any, width: int = 60) -> str:
+    text = repr(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _model_value(name: str, group: str, index: int) -> ModelValue:
@@ -190,17 +265,6 @@ def _model_value(name: str, group: str, index: int) -> ModelValue:
         return ModelValue(name, group, index)
     except ValueError:
         return ModelValue._interned[(group, name)]
-
-
-def _import(path: str) -> Any:
-    module, _, qual = path.partition(":")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qual.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise TraceFileError(f"trace names type {path}, which does not import: {exc}") from None
-    return obj
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,6 +276,19 @@ class ItfTrace:
     states: list[dict[str, Any]]  #: per state: variable name -> value
     steps: list[dict[str, Any]]  #: per state: its ``#meta`` (index, action, params, ...)
     loop: int | None = None
+    #: The model values the file declares, by name (how names in values are read).
+    model_values: dict[str, ModelValue] = dataclasses.field(default_factory=dict)
+    #: Record tag -> the (named spec's) type this file's records were rebuilt as.
+    record_types: dict[str, type] = dataclasses.field(default_factory=dict)
+
+    def normalize(self, value: Any) -> Any:
+        """``value`` (a spec's own) as it would read back from this file: records as
+        :class:`Record` unless rebuilt as their type, containers in their read flavour,
+        names resolved the same way."""
+        reader = _Reader({})
+        reader.names = self.model_values
+        reader.types = self.record_types
+        return reader.value(_Writer().value(value))
 
     @property
     def length(self) -> int:
@@ -219,12 +296,31 @@ class ItfTrace:
         return len(self.states) - 1
 
 
-def read_itf(path: Path) -> ItfTrace:
-    """Read an ITF file; a missing, truncated or non-ITF file raises TraceFileError."""
+#: Largest trace file read (bytes): a counterexample is a few hundred kilobytes; a
+#: file far larger is refused rather than parsed for minutes.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_itf(path: Path, types: dict[str, type] | None = None) -> ItfTrace:
+    """Read an ITF file; a missing, truncated, oversized or non-ITF file raises
+    TraceFileError.  ``types`` (see :func:`record_types`) are the record types that may
+    be rebuilt; any other record reads as a :class:`Record`."""
     try:
-        text = path.read_text()
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TraceFileError(
+                f"{path} is {size:,} bytes: larger than a trace mcheck reads "
+                f"({MAX_FILE_BYTES:,} bytes)"
+            )
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise TraceFileError(f"trace file not found: {path}") from None
+    except IsADirectoryError:
+        raise TraceFileError(f"{path} is a directory, not a trace file") from None
+    except UnicodeDecodeError as exc:
+        raise TraceFileError(
+            f"{path} is not a text (UTF-8) file: byte {exc.start} cannot be decoded"
+        ) from None
     except OSError as exc:
         raise TraceFileError(f"cannot read trace file {path}: {exc.strerror}") from None
     try:
@@ -233,18 +329,25 @@ def read_itf(path: Path) -> ItfTrace:
         raise TraceFileError(
             f"{path} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}"
         ) from None
-    return itf_from_json(doc, str(path))
+    except RecursionError:
+        raise TraceFileError(f"{path} nests JSON too deeply to be a trace") from None
+    return itf_from_json(doc, str(path), types)
 
 
-def itf_from_json(doc: Any, where: str = "trace") -> ItfTrace:
-    """Decode an ITF document already parsed from JSON."""
+def itf_from_json(doc: Any, where: str = "trace", types: dict[str, type] | None = None) -> ItfTrace:
+    """Decode an ITF document already parsed from JSON (see :func:`read_itf`)."""
     if not isinstance(doc, dict) or "states" not in doc or "vars" not in doc:
         raise TraceFileError(f"{where} is not an ITF trace (no 'vars' and 'states')")
     meta = doc.get("#meta") or {}
-    if not isinstance(meta, dict) or not isinstance(doc["states"], list) or not doc["states"]:
+    if not isinstance(meta, dict):
+        raise TraceFileError(f"{where}: '#meta' is not an object")
+    if not isinstance(doc["states"], list) or not doc["states"]:
         raise TraceFileError(f"{where} is not an ITF trace (empty or malformed 'states')")
-    var_names = tuple(doc["vars"])
-    reader = _Reader(meta)
+    names = doc["vars"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise TraceFileError(f"{where}: 'vars' is not a list of variable names")
+    var_names = tuple(names)
+    reader = _Reader(meta, types)
     states: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
     for i, raw in enumerate(doc["states"]):
@@ -255,10 +358,15 @@ def itf_from_json(doc: Any, where: str = "trace") -> ItfTrace:
             raise TraceFileError(f"{where}: state {i} lacks variable {missing[0]!r}")
         try:
             states.append({n: reader.value(raw[n]) for n in var_names})
-            smeta = dict(raw.get("#meta") or {})
+            smeta = raw.get("#meta") or {}
+            if not isinstance(smeta, dict):
+                raise TraceFileError("its '#meta' is not an object")
+            smeta = dict(smeta)
             if "params" in smeta:
-                smeta["params"] = tuple(reader.value(p) for p in smeta["params"])
-        except (TypeError, ValueError, KeyError) as exc:
+                smeta["params"] = tuple(reader.value(p) for p in _list(smeta["params"], "params"))
+        except TraceFileError as exc:
+            raise TraceFileError(f"{where}: state {i}: {exc}") from None
+        except (TypeError, ValueError, KeyError, RecursionError) as exc:
             raise TraceFileError(f"{where}: state {i} has a malformed value: {exc}") from None
         steps.append(smeta)
     loop = doc.get("loop")
@@ -267,5 +375,7 @@ def itf_from_json(doc: Any, where: str = "trace") -> ItfTrace:
         var_names=var_names,
         states=states,
         steps=steps,
-        loop=loop if isinstance(loop, int) else None,
+        loop=loop if isinstance(loop, int) and not isinstance(loop, bool) else None,
+        model_values=reader.names,
+        record_types=reader.types,
     )

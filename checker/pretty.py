@@ -11,7 +11,7 @@ from typing import Any
 from pyrsistent import PSet, PVector
 
 from checker.fingerprint import sort_key
-from checker.values import ModelValue
+from checker.values import ModelValue, Record
 
 
 def show(v: Any) -> str:
@@ -29,6 +29,9 @@ def show(v: Any) -> str:
         return "TRUE" if v else "FALSE"
     if v is None:
         return "Nil"
+    if isinstance(v, Record):
+        items = sorted(v.fields.items(), key=lambda kv: str(kv[0]))
+        return v.tag + "(" + ", ".join(f"{k}={show(x)}" for k, x in items) + ")"
     fields = getattr(v, "__dataclass_fields__", None)
     if fields is not None:
         return (
@@ -67,6 +70,8 @@ def brief_message(m: Any) -> str:
     """``RVRequest s1->s2 t2``: type, route and term of a message."""
     kind = _field(m, ("mtype", "type", "kind"))
     kind_text = type(m).__name__ if not isinstance(m, Mapping) else str(kind or "msg")
+    if isinstance(m, Record):
+        kind_text = m.tag
     if isinstance(kind, str) and isinstance(m, Mapping):
         kind_text = kind
     src, dst = _field(m, _SRC), _field(m, _DST)

@@ -33,19 +33,26 @@ class ReplayOutcome:
     by_actions: str | None = None
 
 
-def _enc_vars(model: CompiledSpec, state: Any) -> dict[str, Any]:
-    return {n: encode(v) for n, v in zip(model.var_names, model.variables(state), strict=True)}
+def _enc_vars(model: CompiledSpec, trace: ItfTrace, state: Any) -> dict[str, Any]:
+    # The spec's state in the file's read form: a replay never trusts the file's type
+    # names (reading a trace imports nothing), it compares values in one plain form.
+    return {
+        n: encode(trace.normalize(v))
+        for n, v in zip(model.var_names, model.variables(state), strict=True)
+    }
 
 
 def _enc_recorded(recorded: dict[str, Any]) -> dict[str, Any]:
     return {n: encode(v) for n, v in recorded.items()}
 
 
-def _differences(model: CompiledSpec, produced: Any, recorded: dict[str, Any]) -> list[str]:
+def _differences(
+    model: CompiledSpec, trace: ItfTrace, produced: Any, recorded: dict[str, Any]
+) -> list[str]:
     rows = []
     got = dict(zip(model.var_names, model.variables(produced), strict=True))
     for name in model.var_names:
-        if encode(got[name]) != encode(recorded.get(name)):
+        if encode(trace.normalize(got[name])) != encode(recorded.get(name)):
             rows.append(
                 f"{name}: trace has {show(recorded.get(name))}, spec gives {show(got[name])}"
             )
@@ -66,7 +73,7 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
     want0 = _enc_recorded(trace.states[0])
     current = None
     for init in inits:
-        if _enc_vars(model, init) == want0:
+        if _enc_vars(model, trace, init) == want0:
             current = init
             break
     if current is None:
@@ -77,7 +84,7 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
     # not the generic containers a file is read back into.
     produced = [current]
     for i in range(1, len(trace.states)):
-        label, matches = _take(model, current, trace.steps[i])
+        label, matches = _take(model, trace, current, trace.steps[i])
         want = _enc_recorded(trace.states[i])
         if not matches:
             return ReplayOutcome(
@@ -86,13 +93,13 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
                 f"(the first step this variant blocks)",
                 i,
             )
-        same = [t for t in matches if _enc_vars(model, t) == want]
+        same = [t for t in matches if _enc_vars(model, trace, t) == want]
         if not same:
             return ReplayOutcome(
                 False,
                 f"step {i}: {label} produces a different state in variant {variant}",
                 i,
-                _differences(model, matches[0], trace.states[i]),
+                _differences(model, trace, matches[0], trace.states[i]),
                 by_actions=_follow_actions(model, trace, [*produced, matches[0]]),
             )
         current = same[0]
@@ -144,7 +151,7 @@ def _follow_actions(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -
     variant = model.spec.variant
     states = list(produced)
     for i in range(len(states), len(trace.states)):
-        label, nxt = _take(model, states[-1], trace.steps[i])
+        label, nxt = _take(model, trace, states[-1], trace.steps[i])
         if not nxt:
             return f"taking the same actions, variant {variant} blocks step {i}: {label}"
         states.append(nxt[0])
@@ -156,7 +163,9 @@ def _follow_actions(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -
     return f"taking the same {n} actions in variant {variant}, {prop} holds at the end"
 
 
-def _take(model: CompiledSpec, state: Any, meta: dict[str, Any]) -> tuple[str, list[Any]]:
+def _take(
+    model: CompiledSpec, trace: ItfTrace, state: Any, meta: dict[str, Any]
+) -> tuple[str, list[Any]]:
     """The recorded step's label and the states its action instance leads to."""
     name = meta.get("action_name")
     params = tuple(meta.get("params") or ())
@@ -165,7 +174,7 @@ def _take(model: CompiledSpec, state: Any, meta: dict[str, Any]) -> tuple[str, l
     nxt = [
         t
         for ai, p, t in model.successors(state)
-        if model.action_names[ai] == name and encode(p) == wanted
+        if model.action_names[ai] == name and encode(trace.normalize(p)) == wanted
     ]
     return label, nxt
 

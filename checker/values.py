@@ -8,6 +8,7 @@ is why a spec must never look inside one: it is only ever compared, stored and p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 
@@ -116,3 +117,25 @@ def put(mapping: Any, key: Any, value: Any) -> Any:
 
 
 _ABSENT: Any = object()
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record read from a trace file: its type's name (the ITF tag) and its fields.
+
+    Reading a trace never imports or calls anything the file names (a trace is data
+    from elsewhere: a CI artifact, an attachment), so records come back as this plain
+    value, drawn as ``Tag(field=value, ...)``.  Fields read as attributes, so timelines
+    recognise messages in them as they do in the spec's own record types.
+    """
+
+    tag: str
+    fields: Any  #: field name -> value (an immutables.Map)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for names that are not real attributes: the record's fields.
+        fields = object.__getattribute__(self, "fields")
+        try:
+            return fields[name]
+        except KeyError:
+            raise AttributeError(name) from None

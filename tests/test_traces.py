@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,7 +23,7 @@ from checker.cli import main
 from checker.explore import check
 from checker.fingerprint import encode
 from checker.graph import state_graph
-from checker.itf import itf_from_json, read_itf, trace_to_itf
+from checker.itf import itf_from_json, read_itf, record_types, trace_to_itf
 from checker.timeline import render_timeline
 from checker.tracefile import save_trace, timeline_of_itf, timeline_of_run
 from checker.values import model_values
@@ -73,8 +74,12 @@ values = st.recursive(atoms, _values, max_leaves=12)
 def test_itf_round_trip_gives_the_same_value(v: Any) -> None:
     doc = trace_to_itf([v], ("x",), lambda s: (s,), [{"action": "init"}], {"spec": "t"})
     text = json.dumps(doc)  # what lands on disk
-    back = itf_from_json(json.loads(text))
+    # Naming this module's types (as replay names the spec's) rebuilds them exactly.
+    back = itf_from_json(json.loads(text), types=record_types(sys.modules[__name__]))
     assert encode(back.states[0]["x"]) == encode(v)
+    # Without them, records read as plain data, equal to the value's read form.
+    plain = itf_from_json(json.loads(text))
+    assert encode(plain.states[0]["x"]) == encode(plain.normalize(v))
 
 
 def test_itf_encoding_follows_the_format() -> None:
@@ -111,11 +116,13 @@ def raft_trace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Path
 
 def test_saved_trace_reads_back_as_the_same_states(raft_trace: Any) -> None:
     result, model, path = raft_trace
-    back = read_itf(path)
+    back = read_itf(path, types=record_types(Raft))
+    plain = read_itf(path)  # no types named: records come back as plain data
     assert back.length == result.trace.length == 9
-    for step, state in zip(result.trace.steps, back.states, strict=True):
+    for step, state, pstate in zip(result.trace.steps, back.states, plain.states, strict=True):
         for name, v in zip(model.var_names, model.variables(step.state), strict=True):
             assert encode(state[name]) == encode(v)
+            assert encode(pstate[name]) == encode(plain.normalize(v))
     assert back.meta["property"] == "NeverLeader"
     assert back.meta["spec"] == "raft"
     assert back.meta["constants"]["Server"] == ["s1", "s2", "s3"]
