@@ -14,8 +14,7 @@ import sys
 import time
 from typing import Any
 
-from checker import CompiledSpec, Options, check_spec
-from checker.liveness import liveness_result, split_properties
+from checker import Options, check_spec
 from checker.loader import load_spec_class
 from checker.result import Verdict
 
@@ -56,20 +55,11 @@ def main(argv: list[str]) -> None:
     gc.collect()
     rss0 = _rss_kb()
     t0 = time.perf_counter()
-    invs, temps = split_properties(cls, job.get("invariants") or [])
-    if temps and invs == []:
-        # A liveness row: the full state graph (states and edges) and the fair-cycle search.
-        model = CompiledSpec(instance, symmetry=False)
-        model.initial_states()
-        result = liveness_result(model, temps, None, None)
-    else:
-        result = check_spec(
-            instance,
-            Options(
-                symmetry=job.get("symmetry", False), workers=job.get("workers", 1), deadlock=False
-            ),
-            invariants=invs,
-        )
+    result = check_spec(
+        instance,
+        Options(symmetry=job.get("symmetry", False), workers=job.get("workers", 1), deadlock=False),
+        properties=job.get("invariants") or None,
+    )
     secs = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # With --workers the states live in the worker processes: report the largest.

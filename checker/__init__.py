@@ -1,18 +1,20 @@
 """mcheck: a TLA+-style explicit-state model checker for Raft-based systems.
 
 Write a spec with :class:`Spec`, :func:`action` and :func:`invariant`; check it with
-:func:`check_spec` (or ``mcheck run SPEC``).
+:func:`check_spec` (or ``mcheck run SPEC``).  :func:`run` checks any
+:class:`Model` (a compiled spec, or a transition system of your own).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+from checker.engine import Options
 from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError, SpecLoadError
-from checker.explore import Options, check
 from checker.fingerprint import in_order, sort_key
 from checker.model import CompiledSpec, Model
 from checker.result import ExitCode, Result, Stats, Verdict
+from checker.run import run
 from checker.spec import Spec, action, always_eventually, eventually, invariant, leads_to
 from checker.trace import Step, Trace
 from checker.values import ModelValue, model_values, named_values
@@ -39,7 +41,6 @@ __all__ = [
     "__version__",
     "action",
     "always_eventually",
-    "check",
     "check_spec",
     "eventually",
     "in_order",
@@ -47,6 +48,7 @@ __all__ = [
     "leads_to",
     "model_values",
     "named_values",
+    "run",
     "sort_key",
 ]
 
@@ -54,10 +56,10 @@ __all__ = [
 def check_spec(
     spec: Spec,
     options: Options | None = None,
-    invariants: list[str] | None = None,
+    properties: Sequence[str] | None = None,
 ) -> Result:
-    """Check a spec instance: compile it, explore it, return the :class:`Result`."""
+    """Check a spec instance exactly as ``mcheck run`` does: compile it (the selected
+    invariants and temporal properties, default all), then :func:`run` it with the
+    same defaults (the spec's own deadlock setting unless ``options`` says otherwise)."""
     opts = options or Options()
-    model = CompiledSpec(spec, invariants=invariants, symmetry=opts.symmetry)
-    meta: dict[str, Any] = {"variant": spec.variant, "constants": spec.constant_values}
-    return check(model, opts, **meta)
+    return run(CompiledSpec(spec, properties=properties, symmetry=opts.symmetry), opts)

@@ -1,18 +1,24 @@
-"""The ``mcheck`` command line: ``run`` a spec, ``list`` the shipped specs.
+"""The ``mcheck`` command line.
 
-Exit codes follow TLC: 0 all invariants hold over the whole reachable space,
-12 invariant violated, 11 deadlock, 3 incomplete (a limit was hit first), 2 bad usage
-or bad input (including spec code that raises).
+Exit codes follow TLC: 0 every property holds over the whole reachable space,
+12 invariant violated, 13 temporal property violated, 11 deadlock, 3 incomplete (a
+limit, Ctrl-C or SIGTERM came first: never a pass), 2 bad usage or bad input
+(including spec code that raises).  Every command turns bad input into one line on
+stderr, never a traceback; ``--debug`` shows the traceback of an internal error.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -21,35 +27,91 @@ from rich.table import Table
 from rich.text import Text
 
 from checker import __version__
+from checker.engine import Options, ignore_interrupts
 from checker.errors import ConfigError, EvaluationError, MCheckError
-from checker.explore import Options, check
-from checker.gate import (
-    github_annotations,
-    junit_xml,
-    load_manifest,
-    markdown_summary,
-    run_all,
-    select,
-    update_manifest,
-)
-from checker.graph import state_graph, write_graph
 from checker.itf import read_itf, record_types
-from checker.liveness import liveness_result, split_properties
 from checker.loader import available_specs, load_spec_class
 from checker.model import CompiledSpec
+from checker.presentation import Presentation
 from checker.pretty import show
 from checker.render import render_trace
 from checker.replay import replay as replay_trace
 from checker.result import ExitCode, Result, Stats, Verdict
+from checker.run import run as run_model
 from checker.spec import Spec
 from checker.timeline import render_timeline
-from checker.tracefile import save_trace, timeline_of_itf, timeline_of_run
-from checker.viewer import run_viewer
+from checker.tracefile import presentation_for, save_trace, timeline_of_itf, timeline_of_run
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
-    click.echo(f"mcheck: error: {message}", err=True)
+    click.echo(f"mcheck: error: {_one_line(message)}", err=True)
     sys.exit(code)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def guarded(fn: F) -> F:
+    """Every command: bad input is one line and exit 2; Ctrl-C, SIGTERM and memory
+    exhaustion outside exploration are exit 3 ("incomplete"); other failures are an
+    internal error (exit 255) whose traceback ``MCHECK_DEBUG=1`` shows."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        previous = _term_as_interrupt()
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            ignore_interrupts()
+            click.echo("mcheck: interrupted before a verdict: incomplete", err=True)
+            sys.exit(ExitCode.INCOMPLETE)
+        except MemoryError:
+            click.echo("mcheck: out of memory before a verdict: incomplete", err=True)
+            sys.exit(ExitCode.INCOMPLETE)
+        except MCheckError as exc:
+            _fail(str(exc))
+        except RecursionError:
+            _fail("a value nests too deeply (recursion limit reached)")
+        except Exception as exc:
+            if os.environ.get("MCHECK_DEBUG"):
+                raise
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (set MCHECK_DEBUG=1 for the "
+                "traceback)",
+                255,
+            )
+        finally:
+            if previous is not None and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+                signal.signal(signal.SIGTERM, previous)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _term_as_interrupt() -> Any:
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (tests)
+        return None
+
+
+@contextmanager
+def _shielded() -> Iterator[None]:
+    """Ignore Ctrl-C while writing something the user asked to keep."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _parse_consts(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -111,6 +173,11 @@ def main() -> None:
     """mcheck: explicit-state model checking of Raft-style protocol specs."""
 
 
+def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str) -> Text:
+    consts = ", ".join(f"{k}={show(v)}" for k, v in constants.items())
+    return Text(f"mcheck {result_spec} (variant {variant}; {consts}; {how})")
+
+
 @main.command()
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec to check (default: the spec's).")
@@ -128,16 +195,17 @@ def main() -> None:
 )
 @click.option("--max-depth", type=click.IntRange(min=1), help="Do not explore beyond this depth.")
 @click.option(
-    "--timeout", type=click.FloatRange(min=0.0, min_open=True), help="Seconds before stopping."
-)
-@click.option(
-    "--invariant", "invariants", multiple=True, help="Check only this invariant (repeatable)."
+    "--timeout",
+    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    help="Seconds before stopping (the whole run, liveness included).",
 )
 @click.option(
     "--property",
+    "--invariant",
     "properties",
     multiple=True,
-    help="Check only this invariant or temporal property (repeatable; default: all).",
+    help="Check only this invariant or temporal property (repeatable; default: all; "
+    "'none' checks none and explores the whole space). --invariant is an alias.",
 )
 @click.option(
     "--workers",
@@ -153,7 +221,7 @@ def main() -> None:
 )
 @click.option("--no-color", is_flag=True, help="Plain text output.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
-@click.option("--debug", is_flag=True, hidden=True, help="Show tracebacks of internal errors.")
+@guarded
 def run(
     spec: str,
     variant: str | None,
@@ -164,75 +232,72 @@ def run(
     max_states: int | None,
     max_depth: int | None,
     timeout: float | None,
-    invariants: tuple[str, ...],
     properties: tuple[str, ...],
     workers: int,
     trace_out: str | None,
     no_color: bool,
     as_json: bool,
-    debug: bool,
 ) -> None:
     """Check every reachable state of SPEC (a name under specs/, or a .py file)."""
     console = Console(highlight=False, no_color=no_color or None)
+    instance = build_spec(spec, variant, consts)
+    model = CompiledSpec(instance, properties=list(properties), symmetry=not no_symmetry)
+    presentation = presentation_for(model)
+    progress = _Progress(console, enabled=console.is_terminal and not as_json)
+    opts = Options(
+        strategy=strategy,
+        symmetry=not no_symmetry,
+        deadlock=deadlock,
+        max_states=max_states,
+        max_depth=max_depth,
+        timeout=timeout,
+        progress=progress,
+        workers=workers,
+    )
+    if not as_json:
+        how = strategy + (", symmetry" if model.symmetric and not model.temporal else "")
+        console.print(_header(model.name, instance.variant, instance.constant_values, how))
     try:
-        instance = build_spec(spec, variant, consts)
-        inv_names, temp_names = split_properties(type(instance), invariants + properties)
-        model = CompiledSpec(instance, invariants=inv_names, symmetry=not no_symmetry)
-        progress = _Progress(console, enabled=console.is_terminal and not as_json)
-        opts = Options(
-            strategy=strategy,
-            symmetry=not no_symmetry,
-            deadlock=type(instance).check_deadlock if deadlock is None else deadlock,
-            max_states=max_states,
-            max_depth=max_depth,
-            timeout=timeout,
-            progress=progress,
-            workers=workers,
-        )
-        try:
-            if inv_names is not None and not inv_names:
-                result = None  # only temporal properties were asked for
-            else:
-                result = check(
-                    model, opts, variant=instance.variant, constants=instance.constant_values
-                )
-        finally:
-            progress.stop()
-        if temp_names and (result is None or result.verdict is Verdict.OK):
-            result = liveness_result(model, temp_names, max_states, result)
-            if not as_json:
-                for w in result.warnings:
-                    console.print(Text(f"note: {w}", style="yellow"), soft_wrap=True)
-        assert result is not None
+        result = run_model(model, opts)
     except EvaluationError as exc:
-        _report_evaluation_error(console, exc)
+        _report_evaluation_error(exc)
         sys.exit(ExitCode.BAD_INPUT)
-    except MCheckError as exc:
-        _fail(str(exc))
-    except Exception as exc:
-        if debug:
-            raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", 255)
-
+    finally:
+        progress.stop()
     if result.verdict is Verdict.ERROR:
-        _report_result_error(console, result)
+        _report_result_error(result)
         sys.exit(result.exit_code)
     saved: Path | None = None
     if result.trace is not None:
-        try:
-            saved = save_trace(result, model, Path(trace_out) if trace_out else None, source=spec)
-        except OSError as exc:
-            click.echo(f"mcheck: warning: could not save the trace: {exc}", err=True)
+        with _shielded():
+            try:
+                saved = save_trace(
+                    result,
+                    model,
+                    Path(trace_out) if trace_out else None,
+                    source=spec,
+                    presentation=presentation,
+                )
+            except (OSError, TypeError, ValueError) as exc:
+                click.echo(f"mcheck: warning: could not save the trace: {exc}", err=True)
     if as_json:
         data = result.to_json()
         data["trace_file"] = str(saved) if saved else None
         click.echo(json.dumps(data, sort_keys=True))
     else:
-        _report(console, result, model, saved)
+        for w in result.warnings:
+            console.print(Text(f"note: {w}", style="yellow"), soft_wrap=True)
+        _report(console, result, model, presentation, saved)
     sys.exit(result.exit_code)
 
 
-def _report(console: Console, result: Result, model: CompiledSpec, saved: Path | None) -> None:
+def _report(
+    console: Console,
+    result: Result,
+    model: CompiledSpec,
+    presentation: Presentation,
+    saved: Path | None,
+) -> None:
     s = result.stats
     head = {
         Verdict.OK: ("No property violated: every reachable state checked.", "bold green"),
@@ -247,23 +312,20 @@ def _report(console: Console, result: Result, model: CompiledSpec, saved: Path |
             "bold yellow",
         ),
     }[result.verdict]
-    console.print(
-        f"mcheck {result.spec} (variant {result.variant}; "
-        f"{', '.join(f'{k}={show(v)}' for k, v in result.constants.items())}; "
-        f"{result.strategy}{', symmetry' if result.symmetry else ''})"
-    )
     if result.trace is not None:
         what = "counterexample" if result.verdict is Verdict.VIOLATION else "trace"
         console.print(Text(f"{what}, {result.trace.length} actions:", style="bold"))
-        render_timeline(timeline_of_run(result, model), console)
+        render_timeline(timeline_of_run(result, model, presentation), console)
     console.print(Text(head[0], style=head[1]))
     if saved is not None:
-        console.print(f"trace saved to {saved} (mcheck show {saved})")
+        console.print(Text(f"trace saved to {saved} (mcheck show {saved})"))
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_row("distinct states", f"{s.distinct:,}")
     table.add_row("states generated", f"{s.generated:,}")
     table.add_row("depth", str(s.depth))
     table.add_row("queue peak", f"{s.queue_peak:,}")
+    if result.graph is not None:
+        table.add_row("liveness graph", f"{result.graph[0]:,} states, {result.graph[1]:,} edges")
     table.add_row("seconds", f"{s.seconds:.2f}")
     table.add_row("distinct states/s", f"{s.states_per_second:,.0f}")
     table.add_row("collision probability", f"{result.collision_probability:.1e}")
@@ -273,54 +335,68 @@ def _report(console: Console, result: Result, model: CompiledSpec, saved: Path |
     cov.add_column("generated", justify="right")
     cov.add_column("distinct", justify="right")
     for n, g, d in zip(result.action_names, s.action_generated, s.action_distinct, strict=True):
-        cov.add_row(n, f"{g:,}", f"{d:,}")
+        cov.add_row(Text(n), f"{g:,}", f"{d:,}")
     console.print(cov)
-    for n in result.unfired_actions:
-        if result.verdict in (Verdict.OK, Verdict.INCOMPLETE):
+    if result.verdict in (Verdict.OK, Verdict.INCOMPLETE):
+        for n in result.unfired_actions:
             console.print(Text(f"warning: action {n} never fired", style="yellow"))
 
 
-def _report_evaluation_error(console: Console, exc: EvaluationError) -> None:
+def _report_evaluation_error(exc: EvaluationError) -> None:
     err = Console(stderr=True, highlight=False)
-    err.print(f"mcheck: error: {exc}", markup=False)
+    err.print(Text(f"mcheck: error: {_one_line(str(exc))}"))
     if exc.state is not None:
-        err.print(f"  in state: {show(exc.state)}", markup=False)
+        err.print(Text(f"  in state: {show(exc.state)}"))
     if exc.trace is not None:
         render_trace(exc.trace, err, title=f"trace that reached it ({exc.trace.length} actions):")
 
 
-def _report_result_error(console: Console, result: Result) -> None:
+def _report_result_error(result: Result) -> None:
     err = Console(stderr=True, highlight=False)
-    err.print(f"mcheck: error: {result.reason}", markup=False)
+    err.print(Text(f"mcheck: error: {_one_line(result.reason or 'spec error')}"))
     if result.trace is not None:
         last = result.trace.steps[-1].state
-        err.print(f"  in state: {show(last)}", markup=False)
+        err.print(Text(f"  in state: {show(last)}"))
         render_trace(
             result.trace, err, title=f"trace that reached it ({result.trace.length} actions):"
         )
 
 
 @main.command(name="list")
-def list_specs() -> None:
-    """List the shipped specs with their variants, invariants and constants."""
+@click.argument("target", required=False, metavar="[SPEC]")
+@guarded
+def list_specs(target: str | None) -> None:
+    """List the shipped specs (or one spec: a name, module or .py file) with their
+    variants, properties, actions, constants and symmetry."""
     console = Console(highlight=False)
-    for name in available_specs():
+    for name in [target] if target else available_specs():
         try:
             cls = load_spec_class(name)
         except MCheckError as exc:
+            if target:
+                raise
             console.print(Text(f"{name}: does not load: {exc}", style="red"), soft_wrap=True)
             continue
         default = cls.default_variant or (cls.variants[0] if cls.variants else "")
         variants = [default] + [v for v in cls.variants if v != default]
-        console.print(Text(name, style="bold cyan"))
+        console.print(Text(cls.spec_name(), style="bold cyan"))
+        temporal = {d.name: d.kind for d in cls._temporals}
         rows = [
             ("variants", ", ".join(variants) + " (first is the default)"),
-            ("invariants", ", ".join(cls.invariant_names())),
+            ("invariants", ", ".join(cls.invariant_names()) or "none"),
+            (
+                "temporal properties",
+                ", ".join(f"{n} ({_KIND_TEXT[k]})" for n, k in temporal.items()) or "none",
+            ),
             ("actions", ", ".join(cls.action_names())),
             ("constants", ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items())),
+            ("symmetry", ", ".join(cls.symmetry) or "none"),
         ]
         for label, text in rows:
             console.print(Text(f"  {label}: {text}"), soft_wrap=True)
+
+
+_KIND_TEXT = {"eventually": "<>P", "always_eventually": "[]<>P", "leads_to": "P ~> Q"}
 
 
 @main.command(name="show")
@@ -328,17 +404,17 @@ def list_specs() -> None:
 @click.option("--full", is_flag=True, help="Print whole states, not only changes.")
 @click.option("--vars", "var_list", help="Only these variables (comma-separated).")
 @click.option("--no-color", is_flag=True, help="Plain text.")
-@click.option("--width", type=click.IntRange(min=40), help="Columns (default: the terminal's).")
+@click.option(
+    "--width", type=click.IntRange(min=40, max=1000), help="Columns (default: the terminal's)."
+)
+@guarded
 def show_trace(
     trace_file: str, full: bool, var_list: str | None, no_color: bool, width: int | None
 ) -> None:
     """Draw a saved trace as a timeline: one lane per server, what each step changed."""
     console = Console(highlight=False, no_color=no_color or None, width=width)
-    try:
-        trace = read_itf(Path(trace_file))
-        only = _var_filter(var_list, trace.var_names)
-    except MCheckError as exc:
-        _fail(str(exc))
+    trace = read_itf(Path(trace_file))
+    only = _var_filter(var_list, trace.var_names)
     render_timeline(timeline_of_itf(trace), console, full=full, only_vars=only)
 
 
@@ -353,35 +429,38 @@ def _var_filter(var_list: str | None, names: tuple[str, ...]) -> list[str] | Non
 
 
 @main.command(name="replay")
-@click.argument("spec")
-@click.argument("trace_file", metavar="TRACE")
+@click.argument("args", nargs=-1, required=True, metavar="[SPEC] TRACE")
 @click.option("--variant", help="Variant to replay against (default: the trace's).")
 @CONST_OPTION
-def replay_cmd(spec: str, trace_file: str, variant: str | None, consts: tuple[str, ...]) -> None:
-    """Re-execute TRACE against SPEC: exit 0 if it is a real behaviour ending in its
-    violation, 1 with the first diverging step otherwise."""
+@guarded
+def replay_cmd(args: tuple[str, ...], variant: str | None, consts: tuple[str, ...]) -> None:
+    """Re-execute TRACE against SPEC (default: the shipped spec the trace names): exit 0
+    if it is a real behaviour ending in its violation, 1 with the first diverging step."""
+    if len(args) > 2:
+        raise ConfigError("replay takes [SPEC] TRACE")
+    trace_file = args[-1]
+    spec = args[0] if len(args) == 2 else _recorded_spec(Path(trace_file))
+    cls = load_spec_class(spec)
+    # Only the named spec's own record types are rebuilt (a trace file is data from
+    # elsewhere: its type names are never imported).
+    trace = read_itf(Path(trace_file), types=record_types(cls))
+    traced_spec = trace.meta.get("spec")
+    if traced_spec and traced_spec != cls.spec_name():
+        raise ConfigError(
+            f"{trace_file} is a trace of spec {traced_spec!r}, not {cls.spec_name()!r}"
+        )
+    recorded = trace.meta.get("variant")
+    chosen = variant or (recorded if isinstance(recorded, str) else None)
+    if chosen not in cls.variants:
+        chosen = variant  # unknown recorded variant: let the spec decide/complain
+    overrides = _trace_constants(trace.meta.get("constants") or {}, cls.constants)
+    overrides.update(_parse_consts(consts))
+    instance = cls(variant=chosen, **overrides)
+    model = CompiledSpec(instance, symmetry=False)
     try:
-        cls = load_spec_class(spec)
-        # Only the named spec's own record types are rebuilt (a trace file is data
-        # from elsewhere: its type names are never imported).
-        trace = read_itf(Path(trace_file), types=record_types(cls))
-        traced_spec = trace.meta.get("spec")
-        if traced_spec and traced_spec != cls.spec_name():
-            raise ConfigError(
-                f"{trace_file} is a trace of spec {traced_spec!r}, not {cls.spec_name()!r}"
-            )
-        chosen = variant or trace.meta.get("variant")
-        if chosen not in cls.variants:
-            chosen = variant  # unknown recorded variant: let the spec decide/complain
-        overrides = _trace_constants(trace.meta.get("constants") or {}, cls.constants)
-        overrides.update(_parse_consts(consts))
-        instance = cls(variant=chosen, **overrides)
-        model = CompiledSpec(instance, symmetry=False)
         outcome = replay_trace(model, trace)
     except EvaluationError as exc:
-        _fail(str(exc))
-    except MCheckError as exc:
-        _fail(str(exc))
+        raise ConfigError(str(exc)) from None
     console = Console(highlight=False)
     style = "bold green" if outcome.ok else "bold red"
     head = Text(("OK: " if outcome.ok else "DIVERGES: ") + outcome.message, style=style)
@@ -393,8 +472,25 @@ def replay_cmd(spec: str, trace_file: str, variant: str | None, consts: tuple[st
     sys.exit(0 if outcome.ok else 1)
 
 
-def _trace_constants(recorded: dict[str, Any], defaults: Any) -> dict[str, Any]:
+def _recorded_spec(path: Path) -> str:
+    """The shipped spec a trace names (a trace of a spec file needs the file named)."""
+    trace = read_itf(path)
+    source = trace.meta.get("source")
+    name = trace.meta.get("spec")
+    if isinstance(source, str) and source.endswith(".py"):
+        raise ConfigError(
+            f"{path} is a trace of the spec file {source}: name it, as in "
+            f"mcheck replay {source} {path}"
+        )
+    if not isinstance(name, str) or name not in available_specs():
+        raise ConfigError(f"{path} does not name a shipped spec: give SPEC before TRACE")
+    return name
+
+
+def _trace_constants(recorded: Any, defaults: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    if not isinstance(recorded, dict):
+        raise ConfigError("the trace's '#meta.constants' is not an object")
     for name, value in recorded.items():
         if name not in defaults:
             continue
@@ -423,28 +519,34 @@ def _trace_constants(recorded: dict[str, Any], defaults: Any) -> dict[str, Any]:
     show_default=True,
     help="Refuse graphs with more states than this.",
 )
+@guarded
 def graph_cmd(
     spec: str, variant: str | None, consts: tuple[str, ...], out: str, max_nodes: int
 ) -> None:
     """Write the reachable state graph of a small model as GraphML or DOT."""
+    from checker.graph import GraphIncomplete, state_graph, write_graph
+
+    instance = build_spec(spec, variant, consts)
+    model = CompiledSpec(instance, properties=["none"], symmetry=False)
+    labels = CompiledSpec(instance, symmetry=False)
     try:
-        instance = build_spec(spec, variant, consts)
-        model = CompiledSpec(instance, symmetry=False)
-        g = state_graph(model, max_nodes=max_nodes)
+        g = state_graph(model, max_nodes=max_nodes, violates=labels.violated_invariant)
+    except GraphIncomplete as exc:
+        click.echo(f"mcheck: incomplete: {exc}: no graph written", err=True)
+        sys.exit(ExitCode.INCOMPLETE)
+    with _shielded():
         write_graph(g, Path(out))
-    except MCheckError as exc:
-        _fail(str(exc))
     click.echo(f"wrote {g.number_of_nodes()} states and {g.number_of_edges()} edges to {out}")
 
 
 @main.command(name="view")
 @click.argument("trace_file", metavar="TRACE")
+@guarded
 def view_cmd(trace_file: str) -> None:
     """Step through a saved trace interactively (arrows, g jump, f full, v vars, q quit)."""
-    try:
-        trace = read_itf(Path(trace_file))
-    except MCheckError as exc:
-        _fail(str(exc))
+    from checker.viewer import run_viewer
+
+    trace = read_itf(Path(trace_file))
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         _fail("mcheck view needs an interactive terminal; use mcheck show for plain output")
     run_viewer(timeline_of_itf(trace), Console(highlight=False))
@@ -466,65 +568,13 @@ def view_cmd(trace_file: str) -> None:
     help="Rewrite recorded trace lengths and state counts after a deliberate change.",
 )
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel processes (default: cores).")
+@guarded
 def gate_cmd(
     manifest: str, only: tuple[str, ...], junit: str | None, update: bool, jobs: int | None
 ) -> None:
     """Run every check of MANIFEST (default pyproject.toml) against its expected
-    outcome: exit 0 when all match, 1 on a mismatch, 2 on a bad manifest."""
-    plain = Console(highlight=False)
-    # CI logs are not terminals: give the summary table room instead of 80 columns.
-    console = plain if plain.is_terminal else Console(highlight=False, width=140)
-    path = Path(manifest)
-    try:
-        checks = select(load_manifest(path), list(only))
-    except MCheckError as exc:
-        _fail(str(exc))
-    if not checks:
-        _fail(f"no check matches {', '.join(only)}")
-    outcomes = run_all(checks, jobs)
-    table = Table(title=f"mcheck gate: {path}")
-    for col in ("check", "expected", "got", "trace", "distinct states", "seconds", ""):
-        table.add_column(col, overflow="fold")
-    for o in outcomes:
-        table.add_row(
-            o.check.name,
-            o.check.describe_expectation(),
-            o.got(),
-            "" if o.trace_length is None else str(o.trace_length),
-            f"{o.distinct:,}",
-            f"{o.seconds:.1f}",
-            Text("pass", style="green") if o.passed else Text("FAIL", style="bold red"),
-        )
-    console.print(table)
-    failed = [o for o in outcomes if not o.passed]
-    for o in failed:
-        console.print(
-            Text(f"FAIL {o.check.name}: " + "; ".join(o.problems), style="bold red"), soft_wrap=True
-        )
-        if o.trace_text and (o.check.expect == "holds" or o.trace_length != o.check.trace_length):
-            console.print(o.trace_text, markup=False, highlight=False)
-    if junit:
-        Path(junit).write_text(junit_xml(outcomes))
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in github_annotations(outcomes):
-            click.echo(line)
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a") as fh:
-                fh.write("## mcheck gate\n\n" + markdown_summary(outcomes))
-    if update:
-        changes = update_manifest(path, outcomes)
-        for line in changes:
-            console.print(f"updated {line}")
-        if not changes:
-            console.print("nothing to update")
-        failed = [
-            o
-            for o in failed
-            if any(p.startswith(("expected", "incomplete", "error")) for p in o.problems)
-        ]
-    console.print(
-        f"{len(outcomes) - len(failed)} passed, {len(failed)} failed",
-        style="bold green" if not failed else "bold red",
-    )
-    sys.exit(1 if failed else 0)
+    outcome: exit 0 when all match, 1 on a mismatch, 2 on a bad manifest, 3 when
+    interrupted (the checks finished so far are reported)."""
+    from checker.gate import run_gate
+
+    sys.exit(run_gate(Path(manifest), list(only), junit, update, jobs))

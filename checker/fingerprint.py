@@ -102,28 +102,54 @@ def _enum(v: enum.Enum, ren: Renaming) -> Any:
     return f"{type(v).__name__}.{v.name}"
 
 
-_ATOMS = frozenset({int, str, bool, float, bytes, type(None)})
+_ATOMS = frozenset({int, str, bool, type(None)})
 
 _ENCODERS: dict[type, Encoder] = {
     int: _atom,
     str: _atom,
     bool: _atom,
-    float: _atom,
-    bytes: _atom,
     type(None): _atom,
     ModelValue: _model_value,
     tuple: _sequence,
-    list: _sequence,
     frozenset: _set,
-    set: _set,
-    dict: _plain_map,
+}
+
+
+class StateValueError(TypeError):
+    """A state holds a value mcheck refuses: mutable, or of a kind states cannot hold."""
+
+
+#: Mutable kinds a state must not hold, with the immutable kind to use instead.
+_MUTABLE = {
+    list: "a tuple or pyrsistent pvector",
+    dict: "immutables.Map or pyrsistent pmap",
+    set: "a frozenset or pyrsistent pset",
+    bytearray: "bytes are not state values either: use a str",
 }
 
 
 def _encoder_for(t: type) -> Encoder:
-    """Pick (and cache) the encoder for a type met for the first time."""
+    """Pick (and cache) the encoder for a type met for the first time; refuse mutable
+    containers and values that are not TLA+-like state values, naming the fix."""
     enc: Encoder
+    for kind, instead in _MUTABLE.items():
+        if issubclass(t, kind):
+            raise StateValueError(
+                f"a {t.__name__}, which is mutable (an action could change it in place): "
+                f"use {instead}"
+            )
+    if issubclass(t, float | complex | bytes):
+        raise StateValueError(
+            f"a {t.__name__}: states hold ints, strings, bools, None, model values and "
+            "immutable containers of them (TLA+ has no reals; traces could not be saved)"
+        )
     if dataclasses.is_dataclass(t):
+        params = getattr(t, "__dataclass_params__", None)
+        if params is not None and not params.frozen:
+            raise StateValueError(
+                f"a {t.__name__}, a dataclass that is not frozen (mutable): "
+                "declare it @dataclass(frozen=True)"
+            )
         names = tuple(f.name for f in dataclasses.fields(t))
         tag = t.__name__
 
@@ -139,7 +165,7 @@ def _encoder_for(t: type) -> Encoder:
         enc = _plain_map
     elif issubclass(t, PBag):
         enc = _bag_encoder
-    elif issubclass(t, PSet | frozenset | set):
+    elif issubclass(t, PSet | frozenset):
         enc = _set
     elif issubclass(t, tuple) and hasattr(t, "_fields"):
         tag = t.__name__
@@ -147,15 +173,15 @@ def _encoder_for(t: type) -> Encoder:
         def enc(v: Any, ren: Renaming) -> Any:
             return (tag, *[_enc_inline(x, ren) for x in v])
 
-    elif issubclass(t, PVector | tuple | list):
+    elif issubclass(t, PVector | tuple):
         enc = _sequence
-    elif issubclass(t, int | str | float | bytes):
+    elif issubclass(t, int | str):
         enc = _atom
     else:
-        raise TypeError(
-            f"mcheck cannot fingerprint a value of type {t.__name__}: use ints, strings, "
-            "bools, None, model values, tuples, frozen dataclasses, enums, or pyrsistent "
-            "pmap/pvector/pset/pbag"
+        raise StateValueError(
+            f"a value of type {t.__name__}, which mcheck cannot fingerprint: use ints, "
+            "strings, bools, None, model values, tuples, frozen dataclasses, enums, or "
+            "immutable maps and sets (immutables.Map, pyrsistent pmap/pvector/pset/pbag)"
         )
     _ENCODERS[t] = enc
     return enc

@@ -31,19 +31,21 @@ import os
 import re
 import time
 import tomllib
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
+from checker.engine import Options
 from checker.errors import ConfigError, MCheckError
-from checker.explore import Options, check
-from checker.liveness import liveness_result, split_properties
 from checker.loader import load_spec_class
 from checker.model import CompiledSpec
 from checker.result import Verdict
+from checker.run import run
 from checker.timeline import render_timeline
 from checker.tracefile import timeline_of_run
 
@@ -176,11 +178,9 @@ def _validate(c: GateCheck) -> None:
     try:
         cls = load_spec_class(c.spec)
         spec = cls(variant=c.variant, **c.constants)
-        inv_names, _ = split_properties(cls, c.invariants)
-        CompiledSpec(spec, invariants=inv_names)
+        CompiledSpec(spec, properties=c.invariants)
     except MCheckError as exc:
         raise ConfigError(f"check {c.name!r}: {exc}") from None
-    split_properties(cls, c.invariants)
     prop = c.expected_property
     if prop is not None and prop not in cls.invariant_names() + cls.temporal_names():
         raise ConfigError(f"check {c.name!r}: {c.spec} has no property {prop!r}")
@@ -192,22 +192,18 @@ def run_check(c: GateCheck) -> GateOutcome:
     """Run one check (in a worker process) and compare with its expectation."""
     cls = load_spec_class(c.spec)
     spec = cls(variant=c.variant, **c.constants)
-    inv_names, temp_names = split_properties(cls, c.invariants)
-    model = CompiledSpec(spec, invariants=inv_names, symmetry=c.symmetry)
+    model = CompiledSpec(spec, properties=c.invariants, symmetry=c.symmetry)
     opts = Options(
         symmetry=c.symmetry,
-        deadlock=cls.check_deadlock or c.expect == "deadlock",
+        deadlock=True if c.expect == "deadlock" else None,
         max_states=c.max_states,
         timeout=c.timeout,
     )
     t0 = time.perf_counter()
-    result = None
-    if inv_names is None or inv_names:
-        result = check(model, opts, variant=spec.variant, constants=spec.constant_values)
-    if temp_names and (result is None or result.verdict is Verdict.OK):
-        result = liveness_result(model, temp_names, c.max_states, result)
-    assert result is not None
+    result = run(model, opts)
     seconds = time.perf_counter() - t0
+    if result.interrupted:
+        raise KeyboardInterrupt
     trace_text = None
     if result.trace is not None:
         buf = io.StringIO()
@@ -267,13 +263,124 @@ def select(checks: list[GateCheck], patterns: list[str]) -> list[GateCheck]:
     ]
 
 
-def run_all(checks: list[GateCheck], jobs: int | None = None) -> list[GateOutcome]:
-    """Run the checks, in parallel processes when there is more than one core."""
+def _not_run(c: GateCheck, why: str) -> GateOutcome:
+    out = GateOutcome(c, "incomplete", None, None, 0, 0.0, reason=why)
+    out.problems = compare(c, out)
+    return out
+
+
+def run_all(checks: list[GateCheck], jobs: int | None = None) -> tuple[list[GateOutcome], bool]:
+    """Run the checks, in parallel processes when there is more than one core.
+
+    Returns the outcomes in manifest order and whether the run was interrupted
+    (Ctrl-C, SIGTERM): the checks finished by then keep their outcomes, the others
+    are reported as incomplete.
+    """
     workers = max(1, min(jobs or os.cpu_count() or 1, len(checks)))
+    done: dict[int, GateOutcome] = {}
+    interrupted = False
     if workers == 1:
-        return [run_check(c) for c in checks]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run_check, checks))
+        try:
+            for i, c in enumerate(checks):
+                done[i] = run_check(c)
+        except KeyboardInterrupt:
+            interrupted = True
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+        try:
+            futures = {pool.submit(run_check, c): i for i, c in enumerate(checks)}
+            for fut in as_completed(futures):
+                i = futures[fut]
+                try:
+                    done[i] = fut.result()
+                except Exception as exc:  # a check whose process died or raised
+                    done[i] = _not_run(checks[i], f"{type(exc).__name__}: {exc}")
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            if interrupted:
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    with contextlib.suppress(Exception):
+                        proc.terminate()
+    outcomes = [
+        done.get(i) or _not_run(c, "interrupted before it finished") for i, c in enumerate(checks)
+    ]
+    return outcomes, interrupted
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C is the gate's to handle: its checks must not die with tracebacks.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_gate(path: Path, only: list[str], junit: str | None, update: bool, jobs: int | None) -> int:
+    """``mcheck gate``: run, print the summary, write the reports; return the exit code."""
+    plain = Console(highlight=False)
+    # CI logs are not terminals: give the summary table room instead of 80 columns.
+    console = plain if plain.is_terminal else Console(highlight=False, width=140)
+    checks = select(load_manifest(path), only)
+    if not checks:
+        raise ConfigError(f"no check matches {', '.join(only)}")
+    outcomes, interrupted = run_all(checks, jobs)
+    table = Table(title=Text(f"mcheck gate: {path}"))
+    for col in ("check", "expected", "got", "trace", "distinct states", "seconds", ""):
+        table.add_column(col, overflow="fold")
+    for o in outcomes:
+        table.add_row(
+            Text(o.check.name),
+            Text(o.check.describe_expectation()),
+            Text(o.got()),
+            "" if o.trace_length is None else str(o.trace_length),
+            f"{o.distinct:,}",
+            f"{o.seconds:.1f}",
+            Text("pass", style="green") if o.passed else Text("FAIL", style="bold red"),
+        )
+    console.print(table)
+    failed = [o for o in outcomes if not o.passed]
+    for o in failed:
+        console.print(
+            Text(f"FAIL {_printable(o.check.name)}: " + "; ".join(o.problems), style="bold red"),
+            soft_wrap=True,
+        )
+        if o.trace_text and (o.check.expect == "holds" or o.trace_length != o.check.trace_length):
+            console.print(o.trace_text, markup=False, highlight=False)
+    if junit:
+        Path(junit).write_text(junit_xml(outcomes))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github_annotations(outcomes):
+            print(line)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a") as fh:
+                fh.write("## mcheck gate\n\n" + markdown_summary(outcomes))
+    if update and not interrupted:
+        changes = update_manifest(path, outcomes)
+        for line in changes:
+            console.print(Text(f"updated {line}"))
+        if not changes:
+            console.print("nothing to update")
+        failed = [
+            o
+            for o in failed
+            if any(p.startswith(("expected", "incomplete", "error")) for p in o.problems)
+        ]
+    console.print(
+        f"{len(outcomes) - len(failed)} passed, {len(failed)} failed"
+        + (" (interrupted: incomplete)" if interrupted else ""),
+        style="bold green" if not failed else "bold red",
+    )
+    if interrupted:
+        return 3
+    return 1 if failed else 0
+
+
+def _printable(text: str) -> str:
+    """A name for a CI log line: control characters (a newline that would start a
+    workflow command) escaped."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:

@@ -1,74 +1,82 @@
 """The reachable state graph of a small model, for export (GraphML, DOT).
 
-Built with networkx: node = state ordinal in BFS order, with ``label`` (the state as
-text), ``fp`` (its fingerprint in hex), ``init``, ``depth`` and ``violates`` (the first
-violated invariant, or ""); edge attribute ``action`` (the action label).  States
-outside the constraint are left out, as the explorer leaves them out.
+Explored by the one exploration core (:mod:`checker.engine`, recording the graph as
+liveness does), then built with networkx: node = state ordinal in BFS order, with
+``label`` (the state as text), ``fp`` (its fingerprint in hex), ``init``, ``depth`` and
+``violates`` (the first violated invariant, or ""); edge attribute ``action`` (the
+action label).  States outside the constraint are left out, as the explorer leaves
+them out.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-from checker.errors import ConfigError
-from checker.fingerprint import StateFingerprinter
+from checker.engine import Expansion, Exploration, LocalBackend, Options
+from checker.errors import ConfigError, MCheckError
 from checker.model import Model
 from checker.pretty import show
+from checker.result import Verdict
+from checker.stategraph import GraphRecorder
 
 
 class GraphTooLarge(ConfigError):
     """The model has more reachable states than the export limit."""
 
 
-def state_graph(model: Model, max_nodes: int = 5000, symmetry: bool = False) -> Any:
-    """The reachable state graph as a networkx MultiDiGraph (refused above max_nodes)."""
-    inits = model.initial_states()
-    rens = model.renamings if symmetry else [{}]
-    fpr = StateFingerprinter(len(model.variables(inits[0])), rens)
-    g: Any = nx.MultiDiGraph()
-    index: dict[int, int] = {}
-    queue: deque[tuple[Any, int, tuple[int, ...], int]] = deque()
+class GraphIncomplete(MCheckError):
+    """The exploration stopped (interrupted, out of memory) before the graph was whole."""
 
-    def node(state: Any, fp: int, depth: int, init: bool) -> int:
-        n = len(index)
-        if n >= max_nodes:
-            raise GraphTooLarge(
-                f"the reachable graph has more than {max_nodes} states: raise --max-nodes "
-                "or use smaller constants"
-            )
-        index[fp] = n
-        g.add_node(
-            n,
-            label=show(state)[:500],
-            fp=f"{fp:016x}",
-            init=init,
-            depth=depth,
-            violates=model.violated_invariant(state) or "",
+
+def state_graph(
+    model: Model,
+    max_nodes: int = 5000,
+    violates: Callable[[Any], str | None] | None = None,
+) -> Any:
+    """The reachable state graph as a networkx MultiDiGraph (refused above max_nodes).
+
+    ``model`` should select no invariant (the whole graph is wanted, bad states
+    included); ``violates`` names the invariant a state breaks, for the node label.
+    """
+    recorder = GraphRecorder(model, keep_states=True)
+    opts = Options(deadlock=False, max_states=max_nodes + 1, symmetry=False)
+    backend = LocalBackend(model, Expansion(model, [{}], False), "bfs", None, recorder)
+    outcome = Exploration(model, opts, backend).run()
+    if outcome.verdict is Verdict.INCOMPLETE and outcome.stats.distinct > max_nodes:
+        raise GraphTooLarge(
+            f"the reachable graph has more than {max_nodes} states: raise --max-nodes "
+            "or use smaller constants"
         )
-        return n
-
-    for s in inits:
-        if not model.within(s):
-            continue
-        fp, fps = fpr.initial(model.variables(s))
-        if fp not in index:
-            queue.append((s, node(s, fp, 1, True), fps, 1))
-    while queue:
-        s, n, pfps, depth = queue.popleft()
-        pvals = model.variables(s)
-        for ai, params, t in model.successors(s):
-            if not model.within(t):
-                continue
-            fp, fps = fpr.child(model.variables(t), pvals, pfps)
-            m = index.get(fp)
-            if m is None:
-                m = node(t, fp, depth + 1, False)
-                queue.append((t, m, fps, depth + 1))
-            g.add_edge(n, m, action=model.label(ai, params))
+    if outcome.verdict is not Verdict.OK:
+        raise GraphIncomplete(outcome.reason or outcome.verdict.value)
+    rg = recorder.graph
+    table = outcome.table
+    fpr = backend.exp
+    g: Any = nx.MultiDiGraph()
+    depth = [1] * rg.size
+    for v in range(rg.size):
+        parent = table.parent[v]
+        if parent >= 0:
+            depth[v] = depth[parent] + 1
+    inits = set(rg.init)
+    for v, state in enumerate(rg.states):
+        g.add_node(
+            v,
+            label=show(state)[:500],
+            fp=f"{table.fps[v]:016x}",
+            init=v in inits,
+            depth=depth[v],
+            violates=(violates(state) if violates is not None else None) or "",
+        )
+    del fpr
+    for v in range(rg.size):
+        for w, iid in rg.succ[v]:
+            ai, params = rg.instances[iid]
+            g.add_edge(v, w, action=model.label(ai, params))
     return g
 
 

@@ -1,9 +1,14 @@
-"""The interface between a spec and the explorer.
+"""The interface between a spec and the explorer: the :class:`Model`.
 
-The explorer depends only on :class:`Model`: initial states, successors in a fixed
-order, the state constraint, invariants, the variables of a state and the symmetry
-renamings.  :class:`CompiledSpec` builds one from a :class:`~checker.spec.Spec`; tests
-build toy models (plain graphs) that implement the same protocol.
+A model is everything exploration and checking need and nothing else: the initial
+states, each state's successors in a fixed order, the state constraint, the selected
+invariants and temporal properties (with their kinds), fairness, the variable names
+and the symmetry renamings.  The explorer, the liveness checker, simulation and replay
+depend only on this protocol; how a trace is *drawn* (lanes, owners, actors) lives in
+:mod:`checker.presentation`, which the explorer never sees.
+
+:class:`CompiledSpec` builds a model from a :class:`~checker.spec.Spec`; tests build toy
+models (plain graphs) that implement the same protocol.
 """
 
 from __future__ import annotations
@@ -12,26 +17,49 @@ import dataclasses
 import itertools
 import operator
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.pretty import brief_message, is_message
-from checker.spec import Spec, signature_arity
+from checker.spec import Spec, TemporalDecl, signature_arity
 from checker.symmetry import renamings
 from checker.values import ModelValue
 
 #: One successor: (action family index, parameters, next state).
 Successor = tuple[int, tuple[Any, ...], Any]
 
+#: Temporal property kinds: <>P, []<>P and P ~> Q.
+TEMPORAL_KINDS = ("eventually", "always_eventually", "leads_to")
+
+
+@dataclass(frozen=True)
+class TemporalProperty:
+    """A selected temporal property, its parameters bound: one (predicate, premise)
+    pair per parameter tuple (the property is their conjunction).  ``premise`` is P of
+    ``P ~> Q`` and None for the other kinds."""
+
+    name: str
+    kind: str
+    instances: tuple[
+        tuple[tuple[Any, ...], Callable[[Any], bool], Callable[[Any], bool] | None], ...
+    ]
+
 
 class Model(Protocol):
-    """What the explorer needs to know about a transition system."""
+    """What the explorer and the checkers need to know about a transition system."""
 
     name: str
     var_names: tuple[str, ...]
     action_names: tuple[str, ...]
+    #: The invariants checked on every generated state (the selected ones).
     invariant_names: tuple[str, ...]
+    #: The temporal properties checked on the state graph (the selected ones).
+    temporal: tuple[TemporalProperty, ...]
+    #: Symmetry renamings, identity first (``[{}]`` when there is no symmetry).
     renamings: list[dict[ModelValue, ModelValue]]
+    #: Whether a reachable state without successors is an error by default.
+    check_deadlock: bool
 
     def initial_states(self) -> list[Any]:
         """The initial states, in a fixed order."""
@@ -42,15 +70,19 @@ class Model(Protocol):
         ...
 
     def within(self, state: Any) -> bool:
-        """The state constraint."""
+        """The state constraint (TLC's CONSTRAINT)."""
         ...
 
     def violated_invariant(self, state: Any) -> str | None:
-        """The first checked invariant the state violates, or None."""
+        """The first selected invariant the state violates, or None."""
         ...
 
     def variables(self, state: Any) -> tuple[Any, ...]:
         """The state's variable values, in ``var_names`` order."""
+        ...
+
+    def fairness(self, action: int, params: tuple[Any, ...]) -> str | None:
+        """``"weak"``, ``"strong"`` or None for one action instance."""
         ...
 
     def label(self, action: int, params: tuple[Any, ...]) -> str:
@@ -72,66 +104,76 @@ def _short(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_Family = tuple[
-    int,
-    str,
-    Callable[..., Any],
-    Callable[..., bool] | None,
-    list[tuple[Any, ...]] | None,
-    Callable[[Any], Any] | None,
-    int,
-]
+@dataclass(frozen=True)
+class _Family:
+    """An action family ready to enumerate: static instances or a state-drawn domain."""
 
-
-class _RecordingState:
-    """Stands in for a state and remembers which variables were read."""
-
-    def __init__(self, state: Any) -> None:
-        object.__setattr__(self, "_state", state)
-        object.__setattr__(self, "read", set())
-
-    def __getattr__(self, name: str) -> Any:
-        self.read.add(name)
-        return getattr(self._state, name)
-
-    def __getitem__(self, key: Any) -> Any:
-        self.read.add(str(key))
-        return self._state[key]
+    index: int
+    name: str
+    effect: Callable[..., Any]
+    guard: Callable[..., bool] | None
+    instances: list[tuple[Any, ...]] | None
+    dynamic: Callable[[Any], Any] | None
+    arity: int
 
 
 def _identity(state: Any) -> Any:
     return state
 
 
+class _WrongType(Exception):
+    """An action returned something that is not a state of the spec's type."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The invariants and temporal properties selected by ``names`` (None or empty:
+    all of them; ``["none"]``: none at all, which explores the full space)."""
+    invs, temps = cls.invariant_names(), cls.temporal_names()
+    if not names:
+        return invs, temps
+    if list(names) == ["none"] and "none" not in invs + temps:
+        return [], []
+    unknown = [n for n in names if n not in invs and n not in temps]
+    if unknown:
+        known = ", ".join(invs + temps) or "none"
+        raise ConfigError(f"unknown property {unknown[0]!r} for {cls.spec_name()} (known: {known})")
+    return [n for n in invs if n in names], [n for n in temps if n in names]
+
+
 class CompiledSpec:
-    """A :class:`Spec` instance made ready for exploration (implements :class:`Model`)."""
+    """A :class:`Spec` instance made ready for exploration (implements :class:`Model`).
+
+    ``properties`` selects invariants and temporal properties by name (default: all);
+    ``symmetry=False`` drops the spec's symmetric sets.
+    """
 
     def __init__(
         self,
         spec: Spec,
-        invariants: Sequence[str] | None = None,
+        properties: Sequence[str] | None = None,
         symmetry: bool = True,
     ) -> None:
         self.spec = spec
         cls = type(spec)
         self.name = cls.spec_name()
+        self.variant = spec.variant
+        self.constants = dict(spec.constant_values)
         self.action_names = tuple(cls.action_names())
-        known = cls.invariant_names()
-        if invariants:
-            unknown = [n for n in invariants if n not in known]
-            if unknown:
-                raise ConfigError(
-                    f"unknown invariant {unknown[0]!r} for {self.name} "
-                    f"(known: {', '.join(known) or 'none'})"
-                )
-            chosen = [n for n in known if n in invariants]
-        else:
-            chosen = list(known)
-        self.invariant_names = tuple(chosen)
+        self.check_deadlock = cls.check_deadlock
+        inv_names, temp_names = select_properties(cls, properties)
+        self.invariant_names = tuple(inv_names)
         decls = {d.name: d for d in cls._invariants}
         self._invariants = [(n, decls[n].predicate.__get__(spec)) for n in self.invariant_names]
+        tdecls = {d.name: d for d in cls._temporals}
+        self.temporal = tuple(self._temporal(tdecls[n]) for n in temp_names)
         self.symmetry_sets = tuple(spec.constant_values[n] for n in cls.symmetry)
-        self.renamings = renamings(self.symmetry_sets) if symmetry else [{}]
+        self.symmetric = symmetry and bool(self.symmetry_sets)
+        self.renamings = renamings(self.symmetry_sets) if self.symmetric else [{}]
+        self._fairness = dict(cls.fairness)
         self._families: list[_Family] = []
         for ai, decl in enumerate(cls._actions):
             effect = decl.effect.__get__(spec)
@@ -139,7 +181,7 @@ class CompiledSpec:
             arity = signature_arity(decl.effect)
             if decl.over_state is not None:
                 dyn = decl.over_state.__get__(spec)
-                self._families.append((ai, decl.name, effect, guard, None, dyn, arity))
+                self._families.append(_Family(ai, decl.name, effect, guard, None, dyn, arity))
                 continue
             if len(decl.over) != arity:
                 raise SpecError(
@@ -148,10 +190,30 @@ class CompiledSpec:
                 )
             domains = [self.domain(decl.name, d) for d in decl.over]
             instances = [tuple(p) for p in itertools.product(*domains)]
-            self._families.append((ai, decl.name, effect, guard, instances, None, arity))
+            self._families.append(_Family(ai, decl.name, effect, guard, instances, None, arity))
+        # The families as plain tuples: the hot loop unpacks them.
+        self._plans: list[Any] = [
+            (f.index, f.name, f.effect, f.guard, f.instances, f.dynamic, f.arity)
+            for f in self._families
+        ]
         self._inits: list[Any] | None = None
         self.var_names: tuple[str, ...] = ()
         self._getter: Callable[[Any], tuple[Any, ...]] = lambda s: (s,)
+        self.state_type: type | None = None
+
+    def _temporal(self, decl: TemporalDecl) -> TemporalProperty:
+        spec = self.spec
+        if decl.over:
+            doms = [self.domain(decl.name, d) for d in decl.over]
+            params_list = [tuple(p) for p in itertools.product(*doms)]
+        else:
+            params_list = [()]
+        instances = []
+        for params in params_list:
+            pred = _bind(decl.predicate, spec, params)
+            premise = _bind(decl.premise, spec, params) if decl.premise is not None else None
+            instances.append((params, pred, premise))
+        return TemporalProperty(decl.name, decl.kind, tuple(instances))
 
     def domain(self, owner: str, dom: Any) -> list[Any]:
         """The values of a static parameter domain (a constant's name or a function
@@ -161,7 +223,14 @@ class CompiledSpec:
                 raise SpecError(f"{owner}: over= names unknown constant {dom!r}")
             values = self.spec.constant_values[dom]
         else:
-            values = dom(self.spec)
+            try:
+                values = dom(self.spec)
+            except MemoryError:
+                raise
+            except Exception as exc:
+                raise SpecError(
+                    f"{owner}: its over= domain raised {type(exc).__name__}: {exc}"
+                ) from None
         try:
             return list(values)
         except TypeError:
@@ -173,20 +242,35 @@ class CompiledSpec:
         if self._inits is None:
             try:
                 inits = list(self.spec.init())
+            except MemoryError:
+                raise
             except Exception as exc:
                 raise EvaluationError("init()", exc) from exc
             if not inits:
                 raise SpecError(f"{self.name}: init() returned no initial state")
-            self._inits = inits
             self._setup_variables(inits[0])
+            for s in inits:
+                if type(s) is not self.state_type:
+                    raise SpecError(
+                        f"{self.name}: init() returned states of two types "
+                        f"({type(inits[0]).__name__} and {type(s).__name__})"
+                    )
+            self._inits = inits
         return self._inits
 
     def _setup_variables(self, sample: Any) -> None:
+        self.state_type = type(sample)
         if isinstance(sample, tuple) and hasattr(sample, "_fields"):
             # A NamedTuple state already is the tuple of its variables.
             self.var_names = tuple(sample._fields)
             self._getter = _identity
         elif dataclasses.is_dataclass(sample):
+            params = getattr(type(sample), "__dataclass_params__", None)
+            if params is not None and not params.frozen:
+                raise SpecError(
+                    f"{self.name}: the state class {type(sample).__name__} is a dataclass "
+                    "that is not frozen: states must be immutable (@dataclass(frozen=True))"
+                )
             names = tuple(f.name for f in dataclasses.fields(sample))
             getter = operator.attrgetter(*names)
             if len(names) == 1:
@@ -198,6 +282,11 @@ class CompiledSpec:
             keys = tuple(sorted(sample.keys(), key=str))
             self.var_names = tuple(str(k) for k in keys)
             self._getter = lambda s: tuple([s[k] for k in keys])
+        elif isinstance(sample, list | dict | set | bytearray):
+            raise SpecError(
+                f"{self.name}: init() returned a {type(sample).__name__}, which is mutable: "
+                "use a NamedTuple, a frozen dataclass or an immutable map for states"
+            )
         else:
             self.var_names = ("state",)
             self._getter = lambda s: (s,)
@@ -209,31 +298,49 @@ class CompiledSpec:
     def successors(self, state: Any) -> list[Successor]:
         """Every enabled action instance, in declaration then parameter order."""
         out: list[Successor] = []
-        for ai, name, effect, guard, instances, dyn, arity in self._families:
+        append = out.append
+        state_type = self.state_type
+        for index, name, effect, guard, instances, dynamic, arity in self._plans:
             if instances is None:
-                assert dyn is not None
                 try:
-                    raw = list(dyn(state))
+                    raw = list(dynamic(state))
+                except MemoryError:
+                    raise
                 except Exception as exc:
                     raise EvaluationError(f"over_state of action {name}", exc, state) from exc
-                params_list = [(p,) for p in raw] if arity == 1 else [tuple(p) for p in raw]
-            else:
-                params_list = instances
-            for params in params_list:
-                try:
+                instances = [(p,) for p in raw] if arity == 1 else [tuple(p) for p in raw]
+            params: tuple[Any, ...] = ()
+            try:
+                for params in instances:
                     if guard is not None and not guard(state, *params):
                         continue
                     nxt = effect(state, *params)
-                except Exception as exc:
-                    raise EvaluationError(f"action {label_of(name, params)}", exc, state) from exc
-                if nxt is not None:
-                    out.append((ai, params, nxt))
+                    if nxt is None:
+                        continue
+                    if type(nxt) is not state_type:
+                        raise _WrongType(nxt)
+                    append((index, params, nxt))
+            except _WrongType as wrong:
+                raise EvaluationError(
+                    f"action {label_of(name, params)}",
+                    TypeError(
+                        f"it returned a {type(wrong.value).__name__}, not a "
+                        f"{getattr(state_type, '__name__', '?')} state (or None)"
+                    ),
+                    state,
+                ) from None
+            except MemoryError:
+                raise
+            except Exception as exc:
+                raise EvaluationError(f"action {label_of(name, params)}", exc, state) from exc
         return out
 
     def within(self, state: Any) -> bool:
         """The spec's state constraint."""
         try:
             return bool(self.spec.constraint(state))
+        except MemoryError:
+            raise
         except Exception as exc:
             raise EvaluationError("constraint", exc, state) from exc
 
@@ -242,43 +349,44 @@ class CompiledSpec:
         for name, pred in self._invariants:
             try:
                 ok = pred(state)
+            except MemoryError:
+                raise
             except Exception as exc:
                 raise EvaluationError(f"invariant {name}", exc, state) from exc
             if not ok:
                 return name
         return None
 
+    def fairness(self, action: int, params: tuple[Any, ...]) -> str | None:
+        """The fairness of one action instance (the spec's ``fairness`` table)."""
+        how = self._fairness.get(self.action_names[action])
+        if how is None:
+            return None
+        kind, pred = how if isinstance(how, tuple) else (how, None)
+        if pred is not None:
+            try:
+                if not pred(*params):
+                    return None
+            except MemoryError:
+                raise
+            except Exception as exc:
+                raise EvaluationError(
+                    f"fairness predicate of {self.action_names[action]}", exc
+                ) from exc
+        return str(kind)
+
     def label(self, action: int, params: tuple[Any, ...]) -> str:
         """``Timeout(s1)``-style label of an action instance."""
         return label_of(self.action_names[action], params)
 
-    def reads_of(self, invariant_name: str, state: Any) -> list[str]:
-        """The variables invariant ``invariant_name`` reads when evaluated on ``state``.
+    def invariant_predicate(self, name: str) -> Callable[[Any], bool] | None:
+        """The bound predicate of any declared invariant (selected or not)."""
+        decl = {d.name: d for d in type(self.spec)._invariants}.get(name)
+        return decl.predicate.__get__(self.spec) if decl is not None else None
 
-        Evaluated on a proxy that records attribute (or key) access, so a report can
-        show the values that break an invariant without the spec saying which they are.
-        """
-        decls = {d.name: d for d in type(self.spec)._invariants}
-        decl = decls.get(invariant_name)
-        if decl is None:
-            return []
-        proxy = _RecordingState(state)
-        try:
-            decl.predicate(self.spec, proxy)
-        except Exception:
-            return list(self.var_names)
-        return [n for n in self.var_names if n in proxy.read]
 
-    def actor(self, action: int, params: tuple[Any, ...], state: Any) -> Any:
-        """The lane member that takes this step, or None for the environment."""
-        decl = type(self.spec)._actions[action]
-        if decl.actor is not None:
-            try:
-                return decl.actor(self.spec, state, *params)
-            except Exception:
-                return None
-        lanes = self.spec.lane_values()
-        for p in params:
-            if isinstance(p, ModelValue) and p in lanes:
-                return p
-        return None
+def _bind(fn: Callable[..., bool], spec: Spec, params: tuple[Any, ...]) -> Callable[[Any], bool]:
+    def pred(state: Any) -> bool:
+        return bool(fn(spec, state, *params))
+
+    return pred

@@ -1,22 +1,26 @@
-"""Breadth-first exploration with several worker processes, identical to one worker.
+"""``--workers N``: the exploration core's backend over several processes.
 
 The visited set is partitioned by fingerprint: worker ``w`` owns the fingerprints with
-``fp % N == w``.  Exploration goes level by level:
+``fp % N == w``.  The coordinator (:class:`checker.engine.Exploration`, the same loop
+as one process) asks for one breadth-first level at a time:
 
-1. every worker expands its frontier (states in global-ordinal order) and sends each
-   owner the (fingerprint, key) of its in-constraint successors, where ``key =
-   (ordinal of the parent, index of the successor)``;
-2. each owner keeps, per fingerprint it has not seen, the smallest key: that is the
-   (parent, successor) through which one-worker BFS discovers the state first;
-3. the winners' generators check invariants and keep the states (only the excess
-   over an even share moves between workers, so pickling stays rare);
-4. the coordinator sorts the level's keys and numbers the new states, which reproduces
-   one-worker BFS's ordinals exactly.
+1. every worker expands its frontier states (in ordinal order) with the shared
+   :class:`~checker.engine.Expansion` and sends each owner the (fingerprint, key) of
+   its successors inside the constraint, where ``key = (ordinal of the parent, index
+   of the successor)``; states outside the constraint are checked on the spot;
+2. each owner keeps, per fingerprint it has not seen, the smallest key: the (parent,
+   successor) through which one-process BFS discovers the state first;
+3. the winners' generators check their invariants and keep the states (only the
+   excess over an even share moves between workers, so pickling stays rare);
+4. the level's new states, sorted by key, are the chunk the coordinator commits, and
+   their ordinals are numbered in that order, which is one-process BFS's numbering.
 
-So parent pointers, counts, depth and counterexamples equal those of a single worker.
-A stop (violation, deadlock) is resolved at the end of the level as the earliest event
-in one-worker order, and the distinct and generated counts are cut to that point.
-Per-action coverage after a stop counts the whole level (documented, not exact).
+So parent pointers, counts, depth and counterexamples equal those of one process.
+Faults end the run within seconds: the coordinator waits on each worker's pipe *and*
+its process sentinel, so a worker killed (by the OOM killer, say) or out of memory
+stops the run as incomplete with a one-line reason; workers poll for a stop and exit
+when the coordinator is gone, and every inherited pipe end is closed, so no process
+outlives the run.
 """
 
 from __future__ import annotations
@@ -24,77 +28,155 @@ from __future__ import annotations
 import contextlib
 import heapq
 import multiprocessing as mp
+import os
+import queue as queue_mod
 import signal
 import time
-from collections.abc import Callable
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from checker.errors import EvaluationError
-from checker.fingerprint import StateFingerprinter
+from checker.engine import (
+    ChunkResult,
+    Event,
+    Expansion,
+    Key,
+    NewState,
+    Options,
+    WorkerLost,
+    _counter,
+)
+from checker.errors import EvaluationError, MCheckError
 from checker.model import Model
-from checker.result import Stats, Verdict
 
-Key = tuple[int, int]
-#: A frontier entry: (ordinal, state, per-variable fingerprints).
-Entry = tuple[int, Any, tuple[int, ...]]
-
-_NO_KEY: Key = (1 << 62, 1 << 62)
+#: How long a worker waits for a peer's message before checking for a stop.
+_POLL = 0.2
 
 
 class _Stopped(Exception):
-    """The coordinator stopped the run while this worker waited for a phase."""
+    """The coordinator stopped the run (or is gone) while this worker waited."""
 
 
-def _expect(conn: Connection, tag: str) -> Any:
-    """The payload of the next command, which must be ``tag`` (or a stop)."""
-    msg = conn.recv()
-    if msg[0] == "stop":
-        raise _Stopped
-    assert msg[0] == tag, (msg[0], tag)
-    return msg[1]
+class _Link:
+    """A worker's side of the coordinator pipe, with orphan detection."""
+
+    def __init__(self, conn: Connection, parent: int) -> None:
+        self.conn = conn
+        self.parent = parent
+        self.stash: list[Any] = []
+
+    def recv(self) -> Any:
+        while True:
+            if self.stash:
+                return self.stash.pop(0)
+            if self.conn.poll(_POLL):
+                msg = self.conn.recv()
+                if msg[0] == "stop":
+                    raise _Stopped
+                return msg
+            if os.getppid() != self.parent:
+                raise _Stopped
+
+    def poll_stop(self) -> None:
+        """Raise _Stopped if the coordinator said stop (keeping other commands)."""
+        while self.conn.poll(0):
+            msg = self.conn.recv()
+            if msg[0] == "stop":
+                raise _Stopped
+            self.stash.append(msg)
+        if os.getppid() != self.parent:
+            raise _Stopped
+
+    def send(self, msg: Any) -> None:
+        self.conn.send(msg)
 
 
-class _RemoteError(Exception):
-    """An EvaluationError raised in a worker, carried back as text."""
+def _event_summary(ev: Event | None) -> Any:
+    """An event as plain data (spec exceptions need not pickle)."""
+    if ev is None:
+        return None
+    err = None
+    if ev.error is not None:
+        err = (ev.error.where, str(ev.error), type(ev.error.cause).__name__)
+    return (ev.key, ev.kind, ev.prop, ev.new, err)
+
+
+def _event_of(summary: Any) -> Event | None:
+    if summary is None:
+        return None
+    key, kind, prop, new, err = summary
+    error = None
+    if err is not None:
+        where, text, _cause = err
+        error = EvaluationError(where, _RemoteCause(text))
+        error.args = (text,)
+    return Event(tuple(key), kind, prop=prop, new=new, error=error)
+
+
+class _RemoteCause(Exception):
+    """A spec exception raised in a worker, carried back as its message."""
 
 
 def _worker(
     w: int,
     n: int,
     model: Model,
-    symmetry: bool,
+    renamings: list[dict[Any, Any]],
     deadlock: bool,
     inboxes: list[Any],
     conn: Connection,
+    others: list[Connection],
+    parent: int,
 ) -> None:
-    """One worker process: owns fingerprints ``fp % n == w`` and expands their states."""
-    # Ctrl-C reaches the whole process group: the coordinator handles it (reports
-    # incomplete and stops the workers), so workers must not die with a traceback.
+    """One worker process: owns fingerprints ``fp % n == w`` and expands its states."""
+    # Ctrl-C reaches the whole process group: the coordinator handles it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    rens = model.renamings if symmetry else [{}]
-    inits = model.initial_states()
-    variables = model.variables
-    fpr = StateFingerprinter(len(variables(inits[0])), rens)
-    successors = model.successors
-    within = model.within
-    violated = model.violated_invariant
+    for c in others:  # ends inherited from the fork that are not this worker's
+        with contextlib.suppress(OSError):
+            c.close()
+    link = _Link(conn, parent)
+    try:
+        _serve(w, n, model, renamings, deadlock, inboxes, link)
+    except _Stopped:
+        return
+    except MemoryError:
+        with contextlib.suppress(Exception):
+            link.send(("failed", f"worker {w} ran out of memory"))
+    except MCheckError as exc:
+        with contextlib.suppress(Exception):
+            link.send(("failed", str(exc)))
+    except BaseException as exc:
+        with contextlib.suppress(Exception):
+            link.send(("failed", f"worker {w} failed: {type(exc).__name__}: {exc}"))
+
+
+def _serve(
+    w: int,
+    n: int,
+    model: Model,
+    renamings: list[dict[Any, Any]],
+    deadlock: bool,
+    inboxes: list[Any],
+    link: _Link,
+) -> None:
+    exp = Expansion(model, renamings, deadlock)
     inbox = inboxes[w]
     visited: set[int] = set()
     # Fingerprints this worker already submitted to other owners: they are visited
-    # there, whoever won them, so they need never cross the pipe again.
+    # there, whoever won them, so they need never cross a pipe again.
     remote_seen: set[int] = set()
-    frontier: list[Entry] = []
+    frontier: list[tuple[int, Any, Any, Any, int]] = []
+    stash: dict[str, list[Any]] = {}
     nact = len(model.action_names)
 
-    stash: dict[str, list[Any]] = {}
-
     def receive(tag: str) -> list[Any]:
-        # Peers run ahead: a message of a later phase may arrive before the last
-        # message of this one, so keep it for later.
+        # Peers run ahead: a later phase's message may come first; keep it for later.
         got = stash.pop(tag, [])
         while len(got) < n:
-            t, payload = inbox.get()
+            try:
+                t, payload = inbox.get(timeout=_POLL)
+            except queue_mod.Empty:
+                link.poll_stop()
+                continue
             if t == tag:
                 got.append(payload)
             else:
@@ -102,305 +184,311 @@ def _worker(
         return got
 
     while True:
-        cmd = conn.recv()
+        cmd = link.recv()
         op = cmd[0]
-        if op == "stop":
-            return
         if op == "seed":
-            # Initial states this worker owns (already deduplicated, numbered).
-            for ordinal, state, fps, fp in cmd[1]:
+            for ordinal, state, depth in cmd[1]:
+                vals, fp, vf = exp.fingerprint(state)
                 visited.add(fp)
-                frontier.append((ordinal, state, fps))
-            conn.send(("ok",))
+                frontier.append((ordinal, state, vals, vf, depth))
+            link.send(("ok",))
             continue
-        assert op == "level"
-        try:
-            # -- 1. expand ------------------------------------------------------------
-            generated = 0
-            act_gen = [0] * nact
-            deadlock_key: Key | None = None
-            cands: dict[int, tuple[Key, Any, tuple[int, ...], int]] = {}
-            for ordinal, state, pfps in frontier:
-                try:
-                    succ = successors(state)
-                except EvaluationError as exc:
-                    raise _RemoteError(str(exc), ordinal) from None
-                if not succ:
-                    if deadlock and deadlock_key is None:
-                        deadlock_key = (ordinal, -1)
+        assert op == "level", op
+        limited: bool = cmd[1]
+        # -- 1. expand -----------------------------------------------------------
+        counts: list[tuple[int, list[int]]] = []
+        generated = 0
+        act_gen = [0] * nact
+        first: Event | None = None
+        cands: dict[int, tuple[Key, Any, Any, Any, int, int]] = {}
+        for ordinal, state, vals, vfps, depth in frontier:
+            actions, succ, ev = exp.expand(ordinal, state, vals, vfps)
+            counts.append((ordinal, actions))
+            generated += len(actions)
+            for ai in actions:
+                act_gen[ai] += 1
+            for k, ai, _params, t, info in succ:
+                if info is None:
                     continue
-                pvals = variables(state)
-                for k, (ai, _params, t) in enumerate(succ):
-                    generated += 1
-                    act_gen[ai] += 1
-                    try:
-                        ok = within(t)
-                    except EvaluationError as exc:
-                        raise _RemoteError(str(exc), ordinal) from None
-                    if not ok:
-                        continue
-                    fp, fps = fpr.child(variables(t), pvals, pfps)
-                    if fp % n == w:
-                        if fp in visited:
-                            continue
-                    elif fp in remote_seen:
-                        # Submitted in an earlier level: its owner has it by now.
-                        continue
-                    old = cands.get(fp)
-                    if old is None or (ordinal, k) < old[0]:
-                        cands[fp] = ((ordinal, k), t, fps, ai)
-            outgoing: list[list[tuple[int, Key]]] = [[] for _ in range(n)]
-            for fp, (key, _, _, _) in cands.items():
-                o = fp % n
-                outgoing[o].append((fp, key))
-                if o != w and not cmd[1]:
-                    remote_seen.add(fp)
-            for o in range(n):
-                inboxes[o].put(("submit", (w, outgoing[o])))
-            conn.send(("expanded", generated, act_gen, deadlock_key))
-            # -- 2. own: decide winners -------------------------------------------------
-            best: dict[int, tuple[Key, int]] = {}
-            for submitter, items in receive("submit"):
-                for fp, key in items:
+                tvals, fp, tvf = info
+                if fp % n == w:
                     if fp in visited:
                         continue
-                    old_best = best.get(fp)
-                    if old_best is None or key < old_best[0]:
-                        best[fp] = (key, submitter)
-            limited = cmd[1]
-            won: list[list[int]] = [[] for _ in range(n)]
-            for fp, (_, submitter) in best.items():
-                won[submitter].append(fp)
-                if not limited:
-                    visited.add(fp)
-            for o in range(n):
-                inboxes[o].put(("won", won[o]))
-            # -- 3. check the winners; they stay here unless the coordinator rebalances --
-            act_new = [0] * nact
-            violation: tuple[Key, str] | None = None
-            kept: list[tuple[Key, Any, tuple[int, ...]]] = []
-            for fps_won in receive("won"):
-                for fp in fps_won:
-                    key, t, fps, ai = cands[fp]
-                    act_new[ai] += 1
-                    if limited:
-                        continue
-                    try:
-                        bad = violated(t)
-                    except EvaluationError as exc:
-                        # Not numbered yet: its parent's ordinal and its successor index.
-                        raise _RemoteError(str(exc), key[0], key[1]) from None
-                    if bad is not None and (violation is None or key < violation[0]):
-                        violation = (key, bad)
-                    kept.append((key, t, fps))
-            new_here = sum(act_new)
-            cands.clear()
-            conn.send(("checked", new_here, act_new, violation, len(kept)))
-            # Rebalance: the coordinator says how many states to send to whom.
-            plan = _expect(conn, "balance")
-            sends: list[list[tuple[Key, Any, tuple[int, ...]]]] = [[] for _ in range(n)]
-            for target, count in plan:
-                for _ in range(count):
-                    sends[target].append(kept.pop())
-            for o in range(n):
-                inboxes[o].put(("ship", sends[o]))
-            for part in receive("ship"):
-                kept.extend(part)
-            kept.sort(key=lambda e: e[0])
-            incoming = kept
-            conn.send(("keys", [e[0] for e in incoming]))
-            # -- 4. number the new frontier ------------------------------------------
-            ordinals = _expect(conn, "ordinals")
-            # Keep the old frontier until the coordinator is done asking about it.
-            old_frontier = frontier
-            frontier = [(o, t, fps) for o, (_, t, fps) in zip(ordinals, incoming, strict=True)]
-            conn.send(("numbered",))
-            while True:
-                cmd2 = conn.recv()
-                if cmd2[0] == "count_before":
-                    conn.send(("count", _generated_before(old_frontier, cmd2[1], successors)))
+                elif fp in remote_seen:
                     continue
-                if cmd2[0] == "stop":
-                    return
-                assert cmd2[0] == "next"
+                key = (ordinal, k)
+                old = cands.get(fp)
+                if old is None or key < old[0]:
+                    cands[fp] = (key, t, tvals, tvf, ai, depth + 1)
+            if ev is not None:
+                first = ev  # later entries' keys all come after it
                 break
-        except _RemoteError as exc:
-            conn.send(("error", *exc.args))
-            return
-        except _Stopped:
-            return
-
-
-def _generated_before(
-    frontier: list[Entry], key: Key, successors: Callable[[Any], list[Any]]
-) -> int:
-    """Successors one worker would have generated from ``frontier`` before stopping at
-    ``key`` = (ordinal of the state being expanded, index of its successor)."""
-    x, k = key
-    total = 0
-    for ordinal, state, _ in frontier:
-        if ordinal < x:
-            total += len(successors(state))
-        elif ordinal == x:
-            total += k + 1
-    return total
-
-
-def run_parallel(
-    model: Model,
-    workers: int,
-    symmetry: bool,
-    deadlock: bool,
-    max_states: int | None,
-    max_depth: int | None,
-    timeout: float | None,
-    stats: Stats,
-    add: Callable[[int, int, int], int],
-    record: Callable[[int, int], int],
-    progress: Callable[[Stats], None] | None,
-) -> tuple[Verdict, str | None, str | None, int]:
-    """Explore ``model`` breadth-first with ``workers`` processes.
-
-    ``add(fp, parent, choice)`` records an initial state in the caller's store and
-    ``record(parent, choice)`` a later one (the workers hold the fingerprints);
-    ordinals are assigned in one-worker order.  Returns (verdict, property, reason, ordinal).
-    """
-    ctx = mp.get_context("fork")
-    rens = model.renamings if symmetry else [{}]
-    inits = model.initial_states()
-    variables = model.variables
-    fpr = StateFingerprinter(len(variables(inits[0])), rens)
-    seeds: list[list[tuple[int, Any, tuple[int, ...], int]]] = [[] for _ in range(workers)]
-    seen_init: set[int] = set()
-    for k, s in enumerate(inits):
-        stats.generated += 1
-        if not model.within(s):
-            continue
-        fp, fps = fpr.initial(variables(s))
-        if fp in seen_init:
-            continue
-        seen_init.add(fp)
-        ordinal = add(fp, -1, k)
-        stats.distinct += 1
-        stats.depth = 1
-        try:
-            bad = model.violated_invariant(s)
-        except EvaluationError as exc:
-            exc.ordinal = ordinal
-            raise
-        if bad is not None:
-            return Verdict.VIOLATION, bad, None, ordinal
-        seeds[fp % workers].append((ordinal, s, fps, fp))
-        if max_states is not None and stats.distinct >= max_states:
-            return Verdict.INCOMPLETE, None, f"max-states {max_states} reached", -1
-
-    inboxes = [ctx.Queue() for _ in range(workers)]
-    conns: list[Connection] = []
-    procs = []
-    for w in range(workers):
-        parent_end, child_end = ctx.Pipe()
-        p = ctx.Process(
-            target=_worker,
-            args=(w, workers, model, symmetry, deadlock, inboxes, child_end),
-            daemon=True,
-        )
-        p.start()
-        conns.append(parent_end)
-        procs.append(p)
-    deadline = time.perf_counter() + timeout if timeout else None
-    try:
-        for w in range(workers):
-            conns[w].send(("seed", seeds[w]))
-        for c in conns:
-            c.recv()
-        depth = 1
-        frontier_size = stats.distinct
-        while frontier_size:
-            limited = max_depth is not None and depth >= max_depth
-            for c in conns:
-                c.send(("level", limited))
-            expanded = [_recv(c, "expanded") for c in conns]
-            gen_level = sum(e[1] for e in expanded)
-            for e in expanded:
-                for i, g in enumerate(e[2]):
-                    stats.action_generated[i] += g
-            deadlocks = [e[3] for e in expanded if e[3] is not None]
-            checked = [_recv(c, "checked") for c in conns]
-            for e in checked:
-                for i, g in enumerate(e[2]):
-                    stats.action_distinct[i] += g
-            violations = [e[3] for e in checked if e[3] is not None]
-            new_total = sum(e[1] for e in checked)
-            plans = _balance([e[4] for e in checked])
-            for c, plan in zip(conns, plans, strict=True):
-                c.send(("balance", plan))
-            keyed = [_recv(c, "keys")[1] for c in conns]
-            merged = list(heapq.merge(*[[(key, w) for key in ks] for w, ks in enumerate(keyed)]))
+        outgoing: list[list[tuple[int, Key]]] = [[] for _ in range(n)]
+        for fp, (key, *_rest) in cands.items():
+            o = fp % n
+            outgoing[o].append((fp, key))
+            if o != w and not limited:
+                remote_seen.add(fp)
+        for o in range(n):
+            inboxes[o].put(("submit", (w, outgoing[o])))
+        link.send(("expanded", generated, act_gen))
+        # -- 2. own: decide winners ---------------------------------------------------
+        best: dict[int, tuple[Key, int]] = {}
+        for submitter, items in receive("submit"):
+            for fp, key in items:
+                if fp in visited:
+                    continue
+                old_best = best.get(fp)
+                if old_best is None or key < old_best[0]:
+                    best[fp] = (key, submitter)
+        won: list[list[int]] = [[] for _ in range(n)]
+        for fp, (_, submitter) in best.items():
+            won[submitter].append(fp)
+            if not limited:
+                visited.add(fp)
+        for o in range(n):
+            inboxes[o].put(("won", won[o]))
+        # -- 3. check the winners (in key order); they stay here unless rebalanced ---
+        winners: list[tuple[Key, int]] = []
+        for fps_won in receive("won"):
+            for fp in fps_won:
+                winners.append((cands[fp][0], fp))
+        winners.sort()
+        kept: list[tuple[Key, int, Any, Any, Any, int, int]] = []
+        truncated = False
+        for key, fp in winners:
+            if first is not None and key > first.key:
+                break
+            _, t, tvals, tvf, ai, nd = cands[fp]
             if limited:
-                for c in conns:
-                    c.send(("ordinals", []))
-                    _recv(c, "numbered")
-                stats.generated += gen_level
-                if new_total:
-                    return Verdict.INCOMPLETE, None, f"max-depth {max_depth} reached", -1
-                if deadlocks:
-                    x = min(deadlocks)
-                    return _stop_deadlock(x, conns, stats, gen_level)
-                return Verdict.OK, None, None, -1
-            # Number the new states in one-worker order.
-            ordinals: list[list[int]] = [[] for _ in range(workers)]
-            base = stats.distinct
-            first_ordinal: dict[Key, int] = {}
-            for rank, (key, w) in enumerate(merged):
-                ordinals[w].append(base + rank)
-                first_ordinal[key] = base + rank
-            for w, c in enumerate(conns):
-                c.send(("ordinals", ordinals[w]))
-            for c in conns:
-                _recv(c, "numbered")
-            # The earliest event of the level, in one-worker order, stops the run.
-            event_key = min(list(deadlocks) + [v[0] for v in violations], default=None)
-            if event_key is not None:
-                keep = [key for key, _ in merged if key <= event_key]
-                for key in keep:
-                    record(key[0], key[1])
-                stats.distinct += len(keep)
-                if keep:
-                    stats.depth = depth + 1
-                stats.generated += _count_before(conns, event_key)
-                if event_key[1] == -1:
-                    return Verdict.DEADLOCK, None, None, event_key[0]
-                prop = next(v[1] for v in violations if v[0] == event_key)
-                return Verdict.VIOLATION, prop, None, first_ordinal[event_key]
-            for key, _ in merged:
-                record(key[0], key[1])
-            stats.generated += gen_level
-            stats.distinct += len(merged)
-            if merged:
-                depth += 1
-                stats.depth = depth
-            frontier_size = len(merged)
-            stats.queue = frontier_size
-            stats.queue_peak = max(stats.queue_peak, frontier_size)
-            for c in conns:
-                c.send(("next",))
-            if progress is not None:
-                progress(stats)
-            if max_states is not None and stats.distinct >= max_states:
-                return Verdict.INCOMPLETE, None, f"max-states {max_states} reached", -1
-            if deadline is not None and time.perf_counter() >= deadline:
-                return Verdict.INCOMPLETE, None, f"timeout {timeout}s reached", -1
-        return Verdict.OK, None, None, -1
-    except KeyboardInterrupt:
-        return Verdict.INCOMPLETE, None, "interrupted", -1
-    finally:
-        for c in conns:
-            with contextlib.suppress(OSError, BrokenPipeError):
+                truncated = True
+                ev = exp.check(key, t, False)
+            else:
+                kept.append((key, fp, t, tvals, tvf, ai, nd))
+                ev = exp.check(key, t, True)
+            if ev is not None:
+                first = ev if first is None or ev.key < first.key else first
+                break
+        cands.clear()
+        link.send(
+            (
+                "checked",
+                [(k, fp, ai, nd) for k, fp, _t, _v, _f, ai, nd in kept],
+                _event_summary(first),
+                truncated,
+            )
+        )
+        # -- rebalance: the coordinator says how many states go to whom -----------
+        plan = link.recv()
+        assert plan[0] == "balance", plan[0]
+        sends: list[list[Any]] = [[] for _ in range(n)]
+        for target, count in plan[1]:
+            for _ in range(count):
+                sends[target].append(kept.pop())
+        for o in range(n):
+            inboxes[o].put(("ship", [(k, fp, t, ai, nd) for k, fp, t, _v, _f, ai, nd in sends[o]]))
+        for part in receive("ship"):
+            for key, _fp, t, ai, nd in part:
+                tvals, fp2, tvf = exp.fingerprint(t)
+                kept.append((key, fp2, t, tvals, tvf, ai, nd))
+        kept.sort(key=lambda e: e[0])
+        link.send(("keys", [e[0] for e in kept]))
+        # -- 4. number the new frontier ---------------------------------------------
+        msg = link.recv()
+        assert msg[0] == "ordinals", msg[0]
+        frontier = [
+            (o, t, tvals, tvf, nd)
+            for o, (_k, _fp, t, tvals, tvf, _ai, nd) in zip(msg[1], kept, strict=True)
+        ]
+        # The coordinator may ask how much of this level one process would have
+        # generated before a stop; the next level's command ends the questions.
+        before = _counter(counts)
+        while True:
+            msg = link.recv()
+            if msg[0] != "count_before":
+                link.stash.append(msg)
+                break
+            link.send(("count", *before(tuple(msg[1]))))
+
+
+class WorkerBackend:
+    """The :class:`~checker.engine.Backend` over N worker processes (BFS only)."""
+
+    def __init__(
+        self, model: Model, renamings: list[dict[Any, Any]], deadlock: bool, opts: Options
+    ) -> None:
+        self.model = model
+        self.n = opts.workers
+        self.max_depth = opts.max_depth
+        self.exp = Expansion(model, renamings, deadlock)
+        self.ctx = mp.get_context("fork")
+        self.conns: list[Connection] = []
+        self.procs: list[Any] = []
+        self.count = 0
+        self.depth = 1
+        self.frontier_size = 0
+        self.inboxes: list[Any] = []
+
+    # -- process management ----------------------------------------------------------
+    def _spawn(self) -> None:
+        ctx = self.ctx
+        self.inboxes = [ctx.Queue() for _ in range(self.n)]
+        pipes = [ctx.Pipe() for _ in range(self.n)]
+        parent = os.getpid()
+        for w in range(self.n):
+            mine, child = pipes[w]
+            others = [c for i, (a, b) in enumerate(pipes) for c in (a, b) if i != w] + [mine]
+            p = ctx.Process(
+                target=_worker,
+                args=(
+                    w,
+                    self.n,
+                    self.model,
+                    self.exp.fpr.renamings,
+                    self.exp.deadlock,
+                    self.inboxes,
+                    child,
+                    others,
+                    parent,
+                ),
+                daemon=True,
+            )
+            p.start()
+            self.procs.append(p)
+        for mine, child in pipes:
+            child.close()  # only the worker holds its end: a dead worker gives EOF
+            self.conns.append(mine)
+
+    def _recv(self, w: int) -> Any:
+        conn, proc = self.conns[w], self.procs[w]
+        while True:
+            ready = wait([conn, proc.sentinel], timeout=1.0)
+            if conn in ready:
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    raise WorkerLost(self._death(w)) from None
+                if msg[0] == "failed":
+                    raise WorkerLost(msg[1])
+                return msg
+            if proc.sentinel in ready or not proc.is_alive():
+                raise WorkerLost(self._death(w))
+
+    def _death(self, w: int) -> str:
+        proc = self.procs[w]
+        proc.join(timeout=0.5)
+        code = proc.exitcode
+        if code is not None and code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exit code {code}"
+        return f"worker {w} died ({how}); the run is incomplete"
+
+    def _send_all(self, msg: Any) -> None:
+        for w, c in enumerate(self.conns):
+            try:
+                c.send(msg)
+            except (BrokenPipeError, OSError):
+                raise WorkerLost(self._death(w)) from None
+
+    def close(self) -> None:
+        """Stop every worker; none may outlive the run."""
+        for c in self.conns:
+            with contextlib.suppress(Exception):
                 c.send(("stop",))
-        for p in procs:
-            p.join(timeout=2)
+        deadline = time.monotonic() + 2.0
+        for p in self.procs:
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+        for p in self.procs:
             if p.is_alive():
                 p.terminate()
+                p.join(timeout=1.0)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=1.0)
+        for c in self.conns:
+            with contextlib.suppress(Exception):
+                c.close()
+        for q in self.inboxes:
+            with contextlib.suppress(Exception):
+                q.close()
+                q.cancel_join_thread()
+        self.conns, self.procs, self.inboxes = [], [], []
+
+    # -- the Backend protocol ------------------------------------------------------
+    def pending(self) -> bool:
+        """Whether the last level produced new states."""
+        return self.frontier_size > 0
+
+    def start(self) -> ChunkResult:
+        """Generate and check the initial states here; seed the workers."""
+        seeds: list[list[tuple[int, Any, int]]] = [[] for _ in range(self.n)]
+        seen: set[int] = set()
+
+        def store(key: Key, fp: int, s: Any, vals: Any, vf: Any) -> None:
+            # Initial states are numbered in order: the n-th new one is ordinal n.
+            seeds[fp % self.n].append((len(seen), s, 1))
+            seen.add(fp)
+
+        new, event = self.exp.initial(seen.__contains__, store)
+        inits = self.model.initial_states()
+        total = len(inits)
+        self.count = len(new)
+        self.frontier_size = len(new) if event is None else 0
+        if event is None and new:
+            self._spawn()
+            for w in range(self.n):
+                self.conns[w].send(("seed", seeds[w]))
+            for w in range(self.n):
+                self._recv(w)
+        return ChunkResult(new, event, lambda key: (total, {}), frontier=len(new))
+
+    def step(self) -> ChunkResult:
+        """One breadth-first level across the workers."""
+        n = self.n
+        limited = self.max_depth is not None and self.depth >= self.max_depth
+        self._send_all(("level", limited))
+        expanded = [self._recv(w) for w in range(n)]
+        generated = sum(e[1] for e in expanded)
+        act_gen = [sum(col) for col in zip(*(e[2] for e in expanded), strict=True)]
+        checked = [self._recv(w) for w in range(n)]
+        events = [ev for c in checked if (ev := _event_of(c[2])) is not None]
+        event = min(events, key=lambda e: e.key) if events else None
+        truncated = any(c[3] for c in checked)
+        # (fp, action, depth) of every kept state, by its key.
+        info = {tuple(key): (fp, ai, nd) for c in checked for key, fp, ai, nd in c[1]}
+        for c, plan in zip(self.conns, _balance([len(c[1]) for c in checked]), strict=True):
+            c.send(("balance", plan))
+        keyed = [self._recv(w)[1] for w in range(n)]
+        merged = list(heapq.merge(*[[(tuple(k), w) for k in ks] for w, ks in enumerate(keyed)]))
+        ordinals: list[list[int]] = [[] for _ in range(n)]
+        for rank, (_key, w) in enumerate(merged):
+            ordinals[w].append(self.count + rank)
+        for c, ords in zip(self.conns, ordinals, strict=True):
+            c.send(("ordinals", ords))
+        new = [NewState(key, *info[key]) for key, _ in merged]
+        self.count += len(merged)
+        self.frontier_size = len(merged)
+        if merged:
+            self.depth += 1
+
+        def before(key: Key | None) -> tuple[int, dict[int, int]]:
+            if key is None:
+                return generated, dict(enumerate(act_gen))
+            self._send_all(("count_before", key))
+            total = 0
+            per: dict[int, int] = {}
+            for w in range(n):
+                msg = self._recv(w)
+                total += msg[1]
+                for ai, c in msg[2].items():
+                    per[ai] = per.get(ai, 0) + c
+            return total, per
+
+        return ChunkResult(new, event, before, truncated=truncated, frontier=len(merged))
 
 
 def _balance(counts: list[int]) -> list[list[tuple[int, int]]]:
@@ -428,36 +516,3 @@ def _balance(counts: list[int]) -> list[list[tuple[int, int]]]:
             if deficit[d][1] == 0:
                 d += 1
     return plans
-
-
-class _WorkerException(Exception):
-    """An exception raised in a worker process, carried back as its message."""
-
-
-def _recv(conn: Connection, tag: str) -> Any:
-    msg = conn.recv()
-    if msg[0] == "error":
-        text = msg[1]
-        ordinal = msg[2] if len(msg) > 2 else -1
-        where = text.partition(" raised ")[0]
-        exc = EvaluationError(where, _WorkerException(text))
-        exc.args = (text,)  # the worker's own "X raised Type: message"
-        exc.ordinal = ordinal if ordinal >= 0 else None
-        exc.extra_choice = msg[3] if len(msg) > 3 else None
-        raise exc
-    assert msg[0] == tag, (msg[0], tag)
-    return msg
-
-
-def _count_before(conns: list[Connection], key: Key) -> int:
-    for c in conns:
-        c.send(("count_before", key))
-    return sum(_recv(c, "count")[1] for c in conns)
-
-
-def _stop_deadlock(
-    key: Key, conns: list[Connection], stats: Stats, gen_level: int
-) -> tuple[Verdict, str | None, str | None, int]:
-    stats.generated -= gen_level
-    stats.generated += _count_before(conns, key)
-    return Verdict.DEADLOCK, None, None, key[0]

@@ -13,31 +13,110 @@ from pyrsistent import PSet, PVector
 from checker.fingerprint import sort_key
 from checker.values import ModelValue, Record
 
+#: Default longest text :func:`show` builds: a state value can be huge (a trace file
+#: can hold anything), and drawing must stay bounded.
+SHOW_LIMIT = 4000
+#: Larger sets and maps are summarised (sorting them for display would be unbounded).
+_BIG = 5000
 
-def show(v: Any) -> str:
-    """A compact, deterministic, TLA+-flavoured text for a state value."""
+
+class _Full(Exception):
+    """The text budget of a :func:`show` call is spent."""
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``, ``\\n``): strings from
+    trace files and specs reach terminals, CI logs and reports."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def show(v: Any, limit: int = SHOW_LIMIT) -> str:
+    """A compact, deterministic, TLA+-flavoured text for a state value, at most
+    ``limit`` characters (longer texts end in ``...``), control characters escaped."""
+    parts: list[str] = []
+    left = [limit]
+
+    def emit(text: str) -> None:
+        parts.append(text)
+        left[0] -= len(text)
+        if left[0] < 0:
+            raise _Full
+
+    try:
+        _show(v, emit)
+    except _Full:
+        return "".join(parts)[: max(0, limit - 3)] + "..."
+    return "".join(parts)
+
+
+def _show(v: Any, emit: Any) -> None:
     if isinstance(v, Mapping):
+        if len(v) > _BIG:
+            emit(f"[{len(v):,} entries]")
+            return
         items = sorted(v.items(), key=lambda kv: sort_key(kv[0]))
-        return "[" + ", ".join(f"{show(k)} |-> {show(x)}" for k, x in items) + "]"
+        emit("[")
+        for n, (k, x) in enumerate(items):
+            if n:
+                emit(", ")
+            _show(k, emit)
+            emit(" |-> ")
+            _show(x, emit)
+        emit("]")
+        return
     if isinstance(v, PSet | frozenset | set):
-        return "{" + ", ".join(sorted(show(x) for x in v)) + "}"
-    if isinstance(v, PVector | list):
-        return "<<" + ", ".join(show(x) for x in v) + ">>"
-    if isinstance(v, tuple) and not hasattr(v, "_fields"):
-        return "<<" + ", ".join(show(x) for x in v) + ">>"
+        if len(v) > _BIG:
+            emit(f"{{{len(v):,} elements}}")
+            return
+        emit("{" + ", ".join(sorted(show(x) for x in v)) + "}")
+        return
+    if isinstance(v, PVector | list) or (isinstance(v, tuple) and not hasattr(v, "_fields")):
+        emit("<<")
+        for n, x in enumerate(v):
+            if n:
+                emit(", ")
+            _show(x, emit)
+        emit(">>")
+        return
     if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
+        emit("TRUE" if v else "FALSE")
+        return
     if v is None:
-        return "Nil"
+        emit("Nil")
+        return
     if isinstance(v, Record):
         items = sorted(v.fields.items(), key=lambda kv: str(kv[0]))
-        return v.tag + "(" + ", ".join(f"{k}={show(x)}" for k, x in items) + ")"
+        _record(printable(v.tag), items, emit)
+        return
     fields = getattr(v, "__dataclass_fields__", None)
     if fields is not None:
-        return (
-            type(v).__name__ + "(" + ", ".join(f"{n}={show(getattr(v, n))}" for n in fields) + ")"
-        )
-    return str(v)
+        _record(type(v).__name__, [(n, getattr(v, n)) for n in fields], emit)
+        return
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        _record(type(v).__name__, list(zip(v._fields, v, strict=True)), emit)
+        return
+    emit(printable(str(v)))
+
+
+def _record(name: str, items: list[tuple[Any, Any]], emit: Any) -> None:
+    emit(name + "(")
+    for n, (k, x) in enumerate(items):
+        if n:
+            emit(", ")
+        emit(f"{printable(str(k))}=")
+        _show(x, emit)
+    emit(")")
 
 
 _SRC = ("msource", "source", "src", "sender", "from_")

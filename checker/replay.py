@@ -16,7 +16,6 @@ from typing import Any
 
 from checker.fingerprint import encode
 from checker.itf import ItfTrace
-from checker.liveness import temporal_params
 from checker.model import CompiledSpec, label_of
 from checker.pretty import show
 
@@ -125,12 +124,12 @@ def _judge_end(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -> Rep
     if prop and prop in type(model.spec).temporal_names():
         return _judge_lasso(model, trace, prop, produced)
     if prop:
-        if prop not in type(model.spec).invariant_names():
+        predicate = model.invariant_predicate(prop)
+        if predicate is None:
             return ReplayOutcome(
                 False, f"the trace's property {prop!r} is not an invariant of this spec"
             )
-        decl = {d.name: d for d in type(model.spec)._invariants}[prop]
-        if decl.predicate(model.spec, current):
+        if predicate(current):
             return ReplayOutcome(
                 False,
                 f"the trace replays, but {prop} holds in its last state in variant {variant}",
@@ -194,16 +193,18 @@ def _judge_lasso(
         return ReplayOutcome(
             False, f"the lasso does not close: the last state is not state {loop}", last
         )
-    decl = {d.name: d for d in type(model.spec)._temporals}[prop]
-    for params in temporal_params(model, decl):
-        q = [bool(decl.predicate(model.spec, s, *params)) for s in states]
-        if decl.kind == "eventually":
+    tprop = next((t for t in model.temporal if t.name == prop), None)
+    if tprop is None:
+        return ReplayOutcome(False, f"the trace's property {prop!r} is not checked here")
+    for _params, predicate, premise in tprop.instances:
+        q = [predicate(s) for s in states]
+        if tprop.kind == "eventually":
             broken = not any(q)
-        elif decl.kind == "always_eventually":
+        elif tprop.kind == "always_eventually":
             broken = not any(q[loop:])
         else:
-            assert decl.premise is not None
-            p = [bool(decl.premise(model.spec, s, *params)) for s in states]
+            assert premise is not None
+            p = [premise(s) for s in states]
             start = next((k for k in range(last + 1) if p[k] and not q[k]), None)
             broken = start is not None and not any(q[min(start, loop) :])
         if broken:

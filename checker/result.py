@@ -6,13 +6,14 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.errors import EvaluationError
 from checker.trace import Trace
 
 
 class Verdict(enum.Enum):
     """What a run established."""
 
-    OK = "ok"  #: every invariant holds over the whole reachable space
+    OK = "ok"  #: every property holds over the whole reachable space
     VIOLATION = "violation"  #: an invariant is violated (trace attached)
     DEADLOCK = "deadlock"  #: a reachable state has no enabled action
     INCOMPLETE = "incomplete"  #: a limit was hit first: never a pass
@@ -74,6 +75,10 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     #: (states, edges) of the full state graph, when temporal properties were checked
     graph: tuple[int, int] | None = None
+    #: The spec error behind an ERROR verdict (its trace attached).
+    error: EvaluationError | None = None
+    #: The run stopped because the user (Ctrl-C, SIGTERM) asked it to.
+    interrupted: bool = False
 
     @property
     def exit_code(self) -> ExitCode:

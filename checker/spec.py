@@ -234,9 +234,10 @@ class Spec:
     * ``variants``: the names of the behaviours the spec can switch between;
       ``default_variant`` (defaults to the first).  Read ``self.variant`` in actions.
     * ``symmetry``: names of constants whose members are interchangeable.
-    * ``lanes``: name of the constant whose members get a lane in timelines
-      (defaults to the first symmetric set); ``owners`` maps variables that are not
-      keyed by lane members to the member they belong to.
+    * ``lanes``: the constant whose members get a lane in timelines (model values,
+      ints such as process numbers, strings, a range), or a function of the spec
+      returning them; defaults to the first symmetric set.  ``owners`` maps variables
+      that are not keyed by lane members to the member they belong to.
 
     Methods: ``init()`` returns the initial states; ``constraint(state)`` bounds
     exploration like TLC's CONSTRAINT (default: everything).
@@ -247,7 +248,10 @@ class Spec:
     variants: ClassVar[Sequence[str]] = ("default",)
     default_variant: ClassVar[str | None] = None
     symmetry: ClassVar[Sequence[str]] = ()
-    lanes: ClassVar[str | None] = None
+    #: The lanes of a timeline: a constant's name (model values, ints, strings or a
+    #: range) or a function of the spec returning the members; default: the first
+    #: symmetric set.
+    lanes: ClassVar[str | Callable[[Any], Iterable[Any]] | None] = None
     #: Variables that belong to one lane member although they are not maps keyed by
     #: it (a follower's scalars, say): variable name -> member name.
     owners: ClassVar[Mapping[str, str]] = {}
@@ -372,13 +376,30 @@ class Spec:
         """Names of the declared temporal properties, in declaration order."""
         return [d.name for d in cls._temporals]
 
-    def lane_values(self) -> tuple[ModelValue, ...]:
-        """The members that get a lane each in a timeline (the servers)."""
-        key = type(self).lanes or (type(self).symmetry[0] if type(self).symmetry else None)
+    def lane_values(self) -> tuple[Any, ...]:
+        """The members that get a lane each in a timeline (the servers, processes)."""
+        cls = type(self)
+        key = cls.lanes or (cls.symmetry[0] if cls.symmetry else None)
         if key is None:
             return ()
-        value = self.constant_values.get(key, ())
-        return tuple(value) if _is_model_value_set(value) else ()
+        if callable(key):
+            try:
+                return tuple(key(self))
+            except Exception as exc:
+                raise SpecError(
+                    f"{cls.__name__}: lanes raised {type(exc).__name__}: {exc}"
+                ) from None
+        if key not in self.constant_values:
+            raise SpecError(f"{cls.__name__}: lanes names unknown constant {key!r}")
+        value = self.constant_values[key]
+        if isinstance(value, range | tuple | list | frozenset):
+            members = tuple(value)
+            if isinstance(value, frozenset):
+                members = tuple(sorted(members, key=repr))
+            return members
+        if isinstance(value, int) and not isinstance(value, bool):
+            return tuple(range(value))  # a count: processes 0 .. N-1
+        return ()
 
 
 def _is_model_value_set(value: Any) -> bool:

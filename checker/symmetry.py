@@ -87,3 +87,83 @@ def permute(value: Any, ren: Renaming) -> Any:
 
         return dataclasses.replace(value, **{n: permute(getattr(value, n), ren) for n in fields})
     return value
+
+
+#: Reachable states sampled by :func:`check_symmetry`.
+SOUNDNESS_SAMPLE = 120
+
+
+def _generators(rens: list[dict[ModelValue, ModelValue]]) -> list[dict[ModelValue, ModelValue]]:
+    """Renamings that generate the group: the transpositions (or all, if few)."""
+    non_identity = [r for r in rens if r]
+    if len(non_identity) <= 24:
+        return non_identity
+    return [r for r in non_identity if len(r) == 2]
+
+
+def check_symmetry(model: Any, deadline: float | None = None) -> None:
+    """Refuse a symmetry declaration that is not sound on a sample of reachable states.
+
+    A renaming of the symmetric sets must map states to states with the same verdicts:
+    for sampled reachable states s and each generating renaming p, the constraint and
+    the invariants must give the same answer on p(s) as on s, and the successors of
+    p(s) must be exactly the renamed successors of s (as musil's
+    ``symmetry_reduction_sound`` checks).  A spec that stores a server as an int or a
+    string, or orders servers by name, fails this and would otherwise get a wrong state
+    count silently.
+    """
+    import time
+    from collections import deque
+
+    from checker.errors import SpecError
+    from checker.fingerprint import fingerprint
+
+    gens = _generators(model.renamings)
+    if not gens:
+        return
+    inits = model.initial_states()
+
+    def fp(state: Any) -> int:
+        return fingerprint(tuple(model.variables(state)))
+
+    seen = {fp(s) for s in inits}
+    queue = deque(s for s in inits)
+    sample = 0
+    while queue and sample < SOUNDNESS_SAMPLE:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return
+        s = queue.popleft()
+        sample += 1
+        succ = model.successors(s)
+        within = model.within(s)
+        verdict = model.violated_invariant(s)
+        for p in gens:
+            ps = permute(s, p)
+            what = None
+            if model.within(ps) != within:
+                what = "the state constraint's verdict"
+            elif model.violated_invariant(ps) != verdict:
+                what = "an invariant's verdict"
+            else:
+                got = sorted(fp(t) for _, _, t in model.successors(ps))
+                want = sorted(fp(permute(t, p)) for _, _, t in succ)
+                if got != want:
+                    what = "its successors (the actions do not commute with the renaming)"
+            if what is not None:
+                swap = ", ".join(f"{a}->{b}" for a, b in sorted(p.items(), key=_by_index))
+                raise SpecError(
+                    f"{model.name}: the declared symmetry is not sound: renaming {swap} in a "
+                    f"reachable state changes {what}. A symmetric set's members must be "
+                    "model values that the spec only compares, and no int or string may "
+                    "stand for them; fix the spec or run with --no-symmetry"
+                )
+        for _, _, t in succ:
+            if model.within(t):
+                f = fp(t)
+                if f not in seen:
+                    seen.add(f)
+                    queue.append(t)
+
+
+def _by_index(kv: tuple[ModelValue, ModelValue]) -> tuple[str, int]:
+    return (kv[0].group, kv[0].index)

@@ -83,6 +83,7 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
         if ca is not None and cb is not None:
             _message_cells(cells, ca, cb, actor, lanes)
             continue
+        a, b = _as_lane_map(a, data.lanes), _as_lane_map(b, data.lanes)
         if isinstance(a, Mapping) and isinstance(b, Mapping) and _keyed_by_lanes(a, b, lanes):
             for k in sorted(set(a) | set(b), key=lambda x: _name(x)):
                 x, y = a.get(k, _ABSENT), b.get(k, _ABSENT)
@@ -94,6 +95,20 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
         owner = data.owners.get(var)
         cells[owner if owner in lanes else ENV].append(_change(var, brief(a), brief(b)))
     return cells
+
+
+def _as_lane_map(v: Any, lanes: list[str]) -> Any:
+    """A sequence with one entry per lane, when the lanes are the positions 0..n-1
+    (processes numbered from 0), read as a map from lane to entry."""
+    if (
+        isinstance(v, tuple | list)
+        and not hasattr(v, "_fields")
+        and lanes
+        and len(v) == len(lanes)
+        and lanes == [str(i) for i in range(len(lanes))]
+    ):
+        return {str(i): x for i, x in enumerate(v)}
+    return v
 
 
 def _keyed_by_lanes(a: Mapping[Any, Any], b: Mapping[Any, Any], lanes: set[str]) -> bool:

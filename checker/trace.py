@@ -4,15 +4,19 @@ Like TLC, the explorer keeps no states in its visited set, only fingerprints plu
 stored state, its parent and which successor of the parent it was.  A trace is rebuilt
 by walking those parent pointers back to an initial state and replaying the choices
 forward through the model: the result is the real behaviour that reached the state,
-with real (not canonicalised) states even under symmetry reduction.
+with real (not canonicalised) states even under symmetry reduction.  Each rebuilt
+state's fingerprint is checked against the one stored for it (TLC does the same), so a
+spec whose successors come in a different order from one call to the next is reported
+instead of yielding a wrong counterexample.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker.errors import SpecError
 from checker.model import Model
 
 
@@ -24,7 +28,7 @@ class Step:
     action: str | None
     action_name: str | None = None
     params: tuple[Any, ...] = ()
-    actor: Any = None
+    action_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,29 +55,65 @@ class Trace:
         return [s.state for s in self.steps]
 
 
-def make_step(model: Model, ai: int, params: tuple[Any, ...], before: Any, after: Any) -> Step:
-    """The step taking action ``ai(params)`` from ``before`` to ``after``."""
-    actor_of = getattr(model, "actor", None)
+def make_step(model: Model, ai: int, params: tuple[Any, ...], after: Any) -> Step:
+    """The step taking action ``ai(params)`` to ``after``."""
     return Step(
         state=after,
         action=model.label(ai, params),
         action_name=model.action_names[ai],
         params=params,
-        actor=actor_of(ai, params, before) if actor_of is not None else None,
+        action_index=ai,
     )
 
 
-def replay_choices(model: Model, choices: Sequence[int]) -> Trace:
+class TraceDiverged(SpecError):
+    """Replaying recorded choices did not give the states the explorer stored."""
+
+
+def replay_choices(
+    model: Model,
+    choices: Sequence[int],
+    expected: Sequence[int | None] = (),
+    fingerprint: Callable[[Any], int] | None = None,
+    loop: int | None = None,
+) -> Trace:
     """Rebuild a trace from ``choices``: first the index of the initial state, then
-    for each step the index of the successor taken among the parent's successors."""
+    for each step the index of the successor taken among the parent's successors.
+
+    With ``expected`` (a fingerprint per state, None where none was stored) and the
+    run's ``fingerprint`` function, every rebuilt state is checked against it.
+    """
     inits = model.initial_states()
     state = inits[choices[0]]
     steps = [Step(state=state, action=None)]
-    for k in choices[1:]:
+    _verify(model, fingerprint, expected, 0, state)
+    for i, k in enumerate(choices[1:], start=1):
         succ = model.successors(state)
         if k >= len(succ):
-            raise RuntimeError("trace replay diverged: the model is not deterministic")
+            raise TraceDiverged(_diverged(model, i, "the state has fewer successors than recorded"))
         ai, params, nxt = succ[k]
-        steps.append(make_step(model, ai, params, state, nxt))
+        steps.append(make_step(model, ai, params, nxt))
+        _verify(model, fingerprint, expected, i, nxt)
         state = nxt
-    return Trace(steps=tuple(steps), var_names=model.var_names)
+    return Trace(steps=tuple(steps), var_names=model.var_names, loop=loop)
+
+
+def _verify(
+    model: Model,
+    fingerprint: Callable[[Any], int] | None,
+    expected: Sequence[int | None],
+    i: int,
+    state: Any,
+) -> None:
+    if fingerprint is None or i >= len(expected) or expected[i] is None:
+        return
+    if fingerprint(state) != expected[i]:
+        raise TraceDiverged(_diverged(model, i, "its fingerprint differs from the stored one"))
+
+
+def _diverged(model: Model, step: int, why: str) -> str:
+    return (
+        f"{model.name}: rebuilding the trace diverged at step {step} ({why}): the spec's "
+        "successors do not come in the same order every time (order over_state domains "
+        "with checker.in_order, never by iterating a set or map)"
+    )

@@ -6,12 +6,14 @@ Bridges :class:`~checker.trace.Trace` (what the explorer rebuilt), the ITF docum
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from checker import __version__
 from checker.itf import ItfTrace, trace_to_itf, write_itf
-from checker.model import CompiledSpec
+from checker.model import Model
+from checker.presentation import Presentation, member_name, presentation_of
 from checker.result import Result, Verdict
 from checker.timeline import TimelineData
 from checker.trace import Trace
@@ -19,15 +21,40 @@ from checker.values import ModelValue
 
 
 def _name(v: Any) -> str | None:
-    if v is None:
-        return None
-    return v.name if isinstance(v, ModelValue) else str(v)
+    return None if v is None else member_name(v)
+
+
+def presentation_for(model: Model) -> Presentation:
+    """The presentation of a model compiled from a spec (empty for other models)."""
+    spec = getattr(model, "spec", None)
+    if spec is None:
+        return Presentation(var_names=model.var_names)
+    return presentation_of(spec, model.var_names)
+
+
+def actors_of(trace: Trace, p: Presentation) -> list[Any]:
+    """Per state of the trace: the lane member that took the step into it."""
+    out: list[Any] = [None]
+    for before, step in zip(trace.steps, trace.steps[1:], strict=False):
+        if step.action_index is None:
+            out.append(None)
+        else:
+            out.append(p.actor(step.action_index, step.params, before.state))
+    return out
+
+
+def _safe(part: str) -> str:
+    """A name part that cannot leave the traces folder (no separators, no leading dot)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.=+-]", "_", part).lstrip(".")
+    return cleaned[:80] or "_"
 
 
 def default_trace_path(result: Result) -> Path:
-    """``traces/<spec>-<variant>-<property>.itf.json``."""
+    """``traces/<spec>-<variant>-<property>.itf.json``, each part sanitised: names come
+    from the spec and the command line, and must never write outside ``traces/``."""
     prop = result.violated or ("Deadlock" if result.verdict is Verdict.DEADLOCK else "trace")
-    return Path("traces") / f"{result.spec}-{result.variant}-{prop}.itf.json"
+    name = "-".join(_safe(p) for p in (result.spec, result.variant, prop))
+    return Path("traces") / f"{name}.itf.json"
 
 
 def result_property(result: Result) -> str | None:
@@ -38,9 +65,15 @@ def result_property(result: Result) -> str | None:
 
 
 def itf_document(
-    result: Result, trace: Trace, model: CompiledSpec, source: str | None = None
+    result: Result,
+    trace: Trace,
+    model: Model,
+    presentation: Presentation | None = None,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """The ITF document of a run's counterexample."""
+    p = presentation or presentation_for(model)
+    actors = actors_of(trace, p)
     steps_meta: list[dict[str, Any]] = []
     for i, step in enumerate(trace.steps):
         if i == 0:
@@ -51,12 +84,12 @@ def itf_document(
                 "action": step.action,
                 "action_name": step.action_name,
                 "params": list(step.params),
-                "actor": _name(step.actor),
+                "actor": _name(actors[i]),
             }
         )
     reads: list[str] = []
     if result.violated and not result.liveness:
-        reads = model.reads_of(result.violated, trace.steps[-1].state)
+        reads = p.reads_of(result.violated, trace.steps[-1].state)
     meta = {
         "source": source or model.name,
         "spec": model.name,
@@ -65,9 +98,9 @@ def itf_document(
         "property": result_property(result),
         "verdict": result.verdict.value,
         "trace_length": trace.length,
-        "lanes": [v.name for v in model.spec.lane_values()],
+        "lanes": p.lanes,
         "property_reads": reads,
-        "owners": dict(type(model.spec).owners),
+        "owners": dict(p.owners),
         "tool": f"mcheck {__version__}",
         "mcheck_version": __version__,
     }
@@ -90,23 +123,30 @@ def _constant_json(v: Any) -> Any:
 
 
 def save_trace(
-    result: Result, model: CompiledSpec, path: Path | None = None, source: str | None = None
+    result: Result,
+    model: Model,
+    path: Path | None = None,
+    source: str | None = None,
+    presentation: Presentation | None = None,
 ) -> Path:
     """Write the result's trace as ITF; return where."""
     assert result.trace is not None
     target = path or default_trace_path(result)
-    write_itf(target, itf_document(result, result.trace, model, source))
+    write_itf(target, itf_document(result, result.trace, model, presentation, source))
     return target
 
 
-def timeline_of_run(result: Result, model: CompiledSpec) -> TimelineData:
+def timeline_of_run(
+    result: Result, model: Model, presentation: Presentation | None = None
+) -> TimelineData:
     """The timeline of a counterexample just found by a run."""
     trace = result.trace
     assert trace is not None
+    p = presentation or presentation_for(model)
     names = trace.var_names
     states = [dict(zip(names, model.variables(s.state), strict=True)) for s in trace.steps]
     reads = (
-        model.reads_of(result.violated, trace.steps[-1].state)
+        p.reads_of(result.violated, trace.steps[-1].state)
         if result.violated and not result.liveness
         else []
     )
@@ -116,13 +156,13 @@ def timeline_of_run(result: Result, model: CompiledSpec) -> TimelineData:
         var_names=trace.var_names,
         states=states,
         actions=[s.action for s in trace.steps],
-        actors=[_name(s.actor) for s in trace.steps],
-        lanes=[v.name for v in model.spec.lane_values()],
+        actors=[_name(a) for a in actors_of(trace, p)],
+        lanes=p.lanes,
         property=result_property(result),
         kind="deadlock" if result.verdict is Verdict.DEADLOCK else "violation",
         reads=reads,
         loop=trace.loop,
-        owners=dict(type(model.spec).owners),
+        owners=dict(p.owners),
     )
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from checker import CompiledSpec, Options
-from checker.explore import check
-from checker.itf import read_itf
+from checker import run as check
+from checker.itf import read_itf, record_types
 from checker.loader import load_spec_class
 from checker.replay import ReplayOutcome, replay
 from checker.result import Result
@@ -20,9 +20,8 @@ def run(
     """Check one variant (deadlock per the spec, symmetry on) and return the result."""
     cls = load_spec_class(spec)
     instance = cls(variant=variant, **consts)
-    model = CompiledSpec(instance, invariants=invariants)
-    opts = Options(deadlock=cls.check_deadlock)
-    result = check(model, opts, variant=variant, constants=instance.constant_values)
+    model = CompiledSpec(instance, properties=invariants)
+    result = check(model, Options())
     return result, model
 
 
@@ -31,7 +30,7 @@ def replay_on(
 ) -> ReplayOutcome:
     """Save ``result``'s trace and replay it against another variant of the spec."""
     path = save_trace(result, model, tmp / f"{result.spec}-{result.variant}.itf.json")
-    trace = read_itf(path)
+    trace = read_itf(path, types=record_types(type(model.spec)))
     cls = type(model.spec)
     target = cls(variant=variant, **{**_recorded(model), **consts})
     return replay(CompiledSpec(target, symmetry=False), trace)

@@ -95,8 +95,19 @@ def test_dfs_strategy_and_invariant_selection() -> None:
     code, out, _ = run("run", "die_hard", "--strategy", "dfs", "--json")
     assert code == 12
     assert last_json(out)["strategy"] == "dfs"
-    code, out, _ = run("run", "two_phase", "--invariant", "TCConsistent", "--json")
-    assert code == 0
+    # Selecting one of several invariants changes the verdict: by default the first
+    # to break (NoFalseAlreadyInstalled, 2 actions), selected MatchIndexSound (3).
+    spec = "ratis_empty_snapshot_index_default"
+    code, out, _ = run("run", spec, "--variant", "bug", "--json")
+    assert (code, last_json(out)["property"], last_json(out)["trace_length"]) == (
+        12,
+        "NoFalseAlreadyInstalled",
+        2,
+    )
+    for flag in ("--invariant", "--property"):
+        code, out, _ = run("run", spec, "--variant", "bug", flag, "MatchIndexSound", "--json")
+        d = last_json(out)
+        assert (code, d["property"], d["trace_length"]) == (12, "MatchIndexSound", 3)
 
 
 @pytest.mark.parametrize(

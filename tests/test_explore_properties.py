@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from checker.explore import Options, check
+from checker import Options
+from checker import run as check
 from checker.fingerprint import fingerprint
 from checker.result import Verdict
 from checker.symmetry import permute, renamings

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Options, check_spec
-from checker.explore import check
+from checker import run as check
 from checker.result import Verdict
 from specs.die_hard import DieHard
 from specs.raft import Raft

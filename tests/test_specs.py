@@ -95,13 +95,13 @@ def test_counterexample_under_symmetry_is_a_real_behaviour() -> None:
             return "Leader" not in s.state.values()
 
     spec = NoLeader(Server="3", MaxTerm=2, MaxLogLen=0)
-    r = check_spec(spec, invariants=["NeverLeader"])
+    r = check_spec(spec, properties=["NeverLeader"])
     assert r.verdict is Verdict.VIOLATION
     assert r.trace is not None
     # Timeout; a self-vote (send, deliver, reply); a vote from a peer, which first
     # adopts the term (send, UpdateTerm, deliver, reply); BecomeLeader.
     assert r.trace.length == 9
-    plain = check_spec(spec, Options(symmetry=False), invariants=["NeverLeader"])
+    plain = check_spec(spec, Options(symmetry=False), properties=["NeverLeader"])
     assert plain.trace is not None and plain.trace.length == 9
     model = CompiledSpec(spec, symmetry=False)
     states = r.trace.states()

@@ -21,6 +21,8 @@ class GraphModel:
     var_names = ("state",)
     action_names = ("step",)
     invariant_names = ("NotBad",)
+    temporal = ()
+    check_deadlock = True
 
     def __init__(
         self,
@@ -51,3 +53,6 @@ class GraphModel:
 
     def label(self, action: int, params: tuple[Any, ...]) -> str:
         return f"step({params[0]!r})"
+
+    def fairness(self, action: int, params: tuple[Any, ...]) -> str | None:
+        return None

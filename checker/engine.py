@@ -1,0 +1,617 @@
+"""The one exploration core: breadth- or depth-first, one process or several.
+
+Semantics are TLC's (``ModelChecker.doNext``): every generated state is checked
+against the invariants, also one outside the state constraint, which only stops its
+exploration; a state outside the constraint is never stored or counted as distinct;
+initial states count as depth 1; a state with no successor at all is a deadlock.
+
+The loop is written once.  :class:`Exploration` (the coordinator) takes the frontier
+chunk by chunk from a *backend*, which expands the chunk and reports a
+:class:`ChunkResult`: the new states in discovery order, keyed by ``(ordinal of the
+parent, index of the successor)``, and the earliest *event* (violation, deadlock, spec
+error).  The coordinator commits new states up to the earliest event or limit, in key
+order, which is exactly the order one sequential BFS (or DFS) would meet them in; it
+keeps the trace table, the statistics and the limits.  Two backends exist: the local
+one (:class:`LocalBackend`, this process, optionally recording the state graph for
+liveness and export) and the worker pool of :mod:`checker.parallel`; both do the
+per-state work through the same :class:`Expansion`.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.fingerprint import StateFingerprinter, StateValueError, encode
+from checker.model import Model
+from checker.result import Stats, Verdict
+from checker.store import TraceTable, VisitedSet
+
+#: Frontier states taken per chunk in breadth-first order.
+CHUNK = 1024
+#: Expanded states between the checks that the first states are not mutated in place.
+MUTATION_CHECKS = 200
+
+
+@dataclass
+class Options:
+    """How to explore: strategy, symmetry, deadlock checking, limits, workers."""
+
+    strategy: str = "bfs"
+    symmetry: bool = True
+    #: None: the model's own default (a spec's ``check_deadlock``).
+    deadlock: bool | None = None
+    max_states: int | None = None
+    max_depth: int | None = None
+    timeout: float | None = None
+    progress: Callable[[Stats], None] | None = None
+    progress_every: float = 0.5
+    workers: int = 1
+
+    def validate(self) -> None:
+        """Refuse options that do not make sense, loudly (never ignore one)."""
+        if self.strategy not in ("bfs", "dfs"):
+            raise ConfigError(f"unknown strategy {self.strategy!r} (bfs or dfs)")
+        if self.workers < 1:
+            raise ConfigError("--workers must be at least 1")
+        if self.workers > 1 and self.strategy != "bfs":
+            raise ConfigError("--workers > 1 explores breadth-first only; drop --strategy dfs")
+        for name in ("max_states", "max_depth"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ConfigError(f"{name.replace('_', '-')} must be a positive integer")
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ConfigError("--timeout must be a positive number of seconds")
+
+
+Key = tuple[int, int]
+
+
+@dataclass
+class Event:
+    """Something that stops the run, at ``key`` in sequential discovery order:
+    ``(ordinal, -1)`` for the state being expanded (deadlock, an error in its
+    actions), ``(ordinal, k)`` for its k-th successor, ``(-1, k)`` for initial state k."""
+
+    key: Key
+    kind: str  #: "violation", "deadlock" or "error"
+    prop: str | None = None
+    error: EvaluationError | None = None
+    #: The event's state is a new stored state (it has an ordinal of its own).
+    new: bool = False
+    state: Any = None
+
+
+class NewState(NamedTuple):
+    """A state stored for the first time, as reported by a backend."""
+
+    key: Key
+    fp: int
+    action: int
+    depth: int
+
+
+@dataclass
+class ChunkResult:
+    """What a backend reports for one chunk of the frontier."""
+
+    new: list[NewState]
+    event: Event | None
+    #: (states generated, generated per action index) up to ``key`` (None: all),
+    #: counting whole action families as TLC does (``incrementStatesGenerated(sz)``
+    #: per action): the successors of the family of the successor at ``key``.
+    generated_before: Callable[[Key | None], tuple[int, dict[int, int]]]
+    truncated: bool = False  #: a new state beyond --max-depth was not stored
+    frontier: int = 0
+
+
+class Backend(Protocol):
+    """Where the frontier lives and where states are expanded and deduplicated."""
+
+    def start(self) -> ChunkResult:
+        """Generate and check the initial states."""
+        ...
+
+    def step(self) -> ChunkResult:
+        """Expand the next chunk of the frontier."""
+        ...
+
+    def pending(self) -> bool:
+        """Whether states remain to be expanded."""
+        ...
+
+    def close(self) -> None:
+        """Release processes and memory."""
+        ...
+
+
+class Expansion:
+    """The per-state work every backend shares: successors, the constraint,
+    fingerprints (under the symmetry renamings) and the invariants, with spec errors
+    turned into events that carry the failing state."""
+
+    def __init__(self, model: Model, renamings: list[dict[Any, Any]], deadlock: bool) -> None:
+        self.model = model
+        self.deadlock = deadlock
+        inits = model.initial_states()
+        self.nvars = len(model.variables(inits[0]))
+        self.fpr = StateFingerprinter(self.nvars, renamings)
+        self.expanded = 0
+
+    def fingerprint(
+        self, state: Any, parent: tuple[tuple[Any, ...], tuple[int, ...]] | None = None
+    ) -> tuple[tuple[Any, ...], int, tuple[int, ...]]:
+        """(variable values, fingerprint, per-variable fingerprints) of a state; with
+        the parent's values and fingerprints, only changed variables are re-encoded."""
+        vals = self.model.variables(state)
+        try:
+            if parent is None:
+                fp, vf = self.fpr.initial(vals)
+            else:
+                fp, vf = self.fpr.child(vals, parent[0], parent[1])
+        except StateValueError as exc:
+            raise SpecError(self._bad_value(vals, exc)) from None
+        except RecursionError:
+            raise SpecError(f"{self.model.name}: a state value nests too deeply") from None
+        return vals, fp, vf
+
+    def _bad_value(self, vals: tuple[Any, ...], exc: StateValueError) -> str:
+        names = self.model.var_names
+        for i, v in enumerate(vals):
+            try:
+                encode(v)
+            except StateValueError:
+                name = names[i] if i < len(names) else "state"
+                return f"{self.model.name}: variable {name} holds {exc}"
+        return f"{self.model.name}: a state holds {exc}"
+
+    def initial(
+        self,
+        seen: Callable[[int], bool],
+        store: Callable[[Key, int, Any, tuple[Any, ...], tuple[int, ...]], Any],
+    ) -> tuple[list[NewState], Event | None]:
+        """Generate and check the initial states, keyed ``(-1, k)``: ``seen(fp)`` says
+        whether one is known, ``store(...)`` keeps a new one (it may raise a spec
+        error from a temporal predicate, which becomes the event)."""
+        model = self.model
+        new: list[NewState] = []
+        for k, s in enumerate(model.initial_states()):
+            key = (-1, k)
+            try:
+                inside = model.within(s)
+            except EvaluationError as exc:
+                return new, Event(key, "error", error=exc, state=s)
+            is_new = False
+            if inside:
+                vals, fp, vf = self.fingerprint(s)
+                if seen(fp):
+                    continue
+                new.append(NewState(key, fp, -1, 1))
+                is_new = True
+                try:
+                    store(key, fp, s, vals, vf)
+                except EvaluationError as exc:
+                    return new, Event(key, "error", error=exc, new=True, state=s)
+            ev = self.check(key, s, is_new)
+            if ev is not None:
+                return new, ev
+        return new, None
+
+    def check(self, key: Key, state: Any, new: bool) -> Event | None:
+        """The invariants on one generated state: a violation or error event, or None."""
+        try:
+            bad = self.model.violated_invariant(state)
+        except EvaluationError as exc:
+            return Event(key, "error", error=exc, new=new, state=state)
+        if bad is not None:
+            return Event(key, "violation", prop=bad, new=new, state=state)
+        return None
+
+    def expand(
+        self, ordinal: int, state: Any, vals: tuple[Any, ...], vfps: tuple[int, ...]
+    ) -> tuple[list[int], list[tuple[int, int, tuple[Any, ...], Any, Any]], Event | None]:
+        """Successors of one state: (action of each successor, candidates, event).
+
+        A candidate is ``(k, action, params, state, fingerprint info)`` where the
+        fingerprint info is ``(values, fp, per-variable fps)`` for a state inside the
+        constraint and None outside it.  States outside the constraint are checked
+        against the invariants here (every time they are generated, as TLC does); the
+        first such violation, a spec error or a deadlock ends the list.
+        """
+        model = self.model
+        try:
+            succ = model.successors(state)
+        except EvaluationError as exc:
+            return [], [], Event((ordinal, -1), "error", error=exc, state=state)
+        actions = [ai for ai, _, _ in succ]
+        if not succ:
+            ev = Event((ordinal, -1), "deadlock", state=state) if self.deadlock else None
+            return actions, [], ev
+        self.expanded += 1
+        cands: list[tuple[int, int, tuple[Any, ...], Any, Any]] = []
+        append = cands.append
+        within = model.within
+        variables = model.variables
+        child = self.fpr.child
+        k = 0
+        t: Any = None
+        try:
+            for k, (ai, params, t) in enumerate(succ):
+                if within(t):
+                    tvals = variables(t)
+                    fp, vf = child(tvals, vals, vfps)
+                    append((k, ai, params, t, (tvals, fp, vf)))
+                    continue
+                append((k, ai, params, t, None))
+                ev = self.check((ordinal, k), t, False)
+                if ev is not None:
+                    return actions, cands, ev
+        except EvaluationError as exc:
+            return actions, cands, Event((ordinal, k), "error", error=exc, state=t)
+        except StateValueError as exc:
+            raise SpecError(self._bad_value(variables(t), exc)) from None
+        except RecursionError:
+            raise SpecError(f"{model.name}: a state value nests too deeply") from None
+        if self.expanded <= MUTATION_CHECKS:
+            self._check_not_mutated(state, vals, vfps, succ)
+        return actions, cands, None
+
+    def _check_not_mutated(
+        self, state: Any, vals: tuple[Any, ...], vfps: tuple[int, ...], succ: list[Any]
+    ) -> None:
+        # An action that changes its input in place and returns it looks like a
+        # stuttering step and the change goes unseen: re-fingerprint the parent.
+        _, _, now = self.fingerprint(state)
+        if now != vfps:
+            changed = [self.model.var_names[i] for i in range(self.nvars) if now[i] != vfps[i]] or [
+                "?"
+            ]
+            names = sorted({self.model.action_names[ai] for ai, _, _ in succ})
+            raise SpecError(
+                f"{self.model.name}: an action changed its input state in place "
+                f"(variable {changed[0]}; one of {', '.join(names)}): return a new state "
+                "instead of modifying the one given"
+            )
+
+
+class _Graph(Protocol):
+    """What the local backend tells a state-graph recorder (see checker.stategraph)."""
+
+    def node(self, ordinal: int, state: Any) -> None: ...
+
+    def initial(self, ordinal: int) -> None: ...
+
+    def edges(
+        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int]], state: Any
+    ) -> None: ...
+
+
+class LocalBackend:
+    """This process: a deque (BFS) or stack (DFS) of frontier states, the visited set,
+    and optionally a state-graph recorder that sees every edge."""
+
+    def __init__(
+        self,
+        model: Model,
+        expansion: Expansion,
+        strategy: str,
+        max_depth: int | None,
+        graph: _Graph | None = None,
+    ) -> None:
+        self.model = model
+        self.exp = expansion
+        self.dfs = strategy == "dfs"
+        self.max_depth = max_depth
+        self.graph = graph
+        self.visited = VisitedSet(with_ordinals=graph is not None)
+        # (ordinal, state, values, per-variable fps, depth)
+        self.frontier: deque[tuple[int, Any, tuple[Any, ...], tuple[int, ...], int]] = deque()
+        self.count = 0
+        self.peak = 0
+
+    def pending(self) -> bool:
+        """Whether states remain to be expanded."""
+        return bool(self.frontier)
+
+    def close(self) -> None:
+        """Drop the frontier and the visited set."""
+        self.frontier.clear()
+
+    def _store(self, key: Key, fp: int, t: Any, vals: Any, vf: Any, depth: int) -> int:
+        n = self.count
+        self.count += 1
+        self.visited.add(fp, n)
+        self.frontier.append((n, t, vals, vf, depth))
+        if self.graph is not None:
+            # May raise EvaluationError (a temporal predicate): the caller's event.
+            self.graph.node(n, t)
+            if key[0] == -1:
+                self.graph.initial(n)
+        return n
+
+    def start(self) -> ChunkResult:
+        """Generate and check the initial states."""
+        new, event = self.exp.initial(
+            lambda fp: fp in self.visited,
+            lambda key, fp, s, vals, vf: self._store(key, fp, s, vals, vf, 1),
+        )
+        total = len(self.model.initial_states())
+        self.peak = max(self.peak, len(self.frontier))
+        return ChunkResult(new, event, lambda key: (total, {}), frontier=len(self.frontier))
+
+    def step(self) -> ChunkResult:
+        """Expand a chunk: up to CHUNK states breadth-first, or one depth-first."""
+        exp = self.exp
+        graph = self.graph
+        # The visited set's own container: its membership test is the hottest line.
+        seen: Any = self.visited.index if self.visited.index is not None else self.visited.seen
+        max_depth = self.max_depth
+        take = 1 if self.dfs else min(CHUNK, len(self.frontier))
+        pop = self.frontier.pop if self.dfs else self.frontier.popleft
+        new: list[NewState] = []
+        counts: list[tuple[int, list[int]]] = []
+        event: Event | None = None
+        truncated = False
+        edges: list[tuple[int, int, tuple[Any, ...], int]] = []
+        for _ in range(take):
+            o, s, pvals, pvfps, depth = pop()
+            actions, cands, ev = exp.expand(o, s, pvals, pvfps)
+            counts.append((o, actions))
+            nd = depth + 1
+            beyond = max_depth is not None and nd > max_depth
+            if graph is not None:
+                edges = []
+            for k, ai, params, t, info in cands:
+                if info is None:  # outside the constraint (already checked)
+                    if graph is not None:
+                        edges.append((-1, ai, params, k))
+                    continue
+                fp = info[1]
+                if fp in seen:
+                    if graph is not None:
+                        edges.append((seen[fp], ai, params, k))
+                    continue
+                key = (o, k)
+                if beyond:
+                    truncated = True
+                    event = exp.check(key, t, False)
+                    if event is not None:
+                        break
+                    continue
+                new.append(NewState(key, fp, ai, nd))
+                try:
+                    n = self._store(key, fp, t, info[0], info[2], nd)
+                except EvaluationError as exc:
+                    event = Event(key, "error", error=exc, new=True, state=t)
+                    break
+                if graph is not None:
+                    edges.append((n, ai, params, k))
+                event = exp.check(key, t, True)
+                if event is not None:
+                    break
+            if graph is not None:
+                graph.edges(o, edges, s)
+            if event is None:
+                event = ev
+            if event is not None:
+                break
+        self.peak = max(self.peak, len(self.frontier))
+        return ChunkResult(
+            new, event, _counter(counts), truncated=truncated, frontier=len(self.frontier)
+        )
+
+
+def _counter(
+    counts: list[tuple[int, list[int]]],
+) -> Callable[[Key | None], tuple[int, dict[int, int]]]:
+    """Generated states up to a key, counting whole action families (as TLC does);
+    ``counts`` lists (ordinal, action of each successor) per expanded state."""
+
+    def before(key: Key | None) -> tuple[int, dict[int, int]]:
+        total = 0
+        per: dict[int, int] = {}
+        for o, actions in counts:
+            if key is not None and o > key[0]:
+                break
+            if key is not None and o == key[0]:
+                if key[1] >= 0:
+                    last = actions[key[1]]
+                    # Successors come grouped by action family, in family order.
+                    upto = key[1] + 1
+                    while upto < len(actions) and actions[upto] == last:
+                        upto += 1
+                    actions = actions[:upto]
+                else:
+                    actions = []
+            total += len(actions)
+            for ai in actions:
+                per[ai] = per.get(ai, 0) + 1
+            if key is not None and o == key[0]:
+                break
+        return total, per
+
+    return before
+
+
+@dataclass
+class Outcome:
+    """What an exploration established, before traces are rebuilt and reported."""
+
+    verdict: Verdict
+    stats: Stats
+    table: TraceTable
+    prop: str | None = None
+    reason: str | None = None
+    #: The state the trace must reach: its ordinal, plus the index of one more
+    #: successor when that state was not stored (outside the constraint, an error).
+    ordinal: int = -1
+    extra: int | None = None
+    error: EvaluationError | None = None
+    warnings: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def ignore_interrupts() -> None:
+    """From now on this process ignores Ctrl-C and SIGTERM (it is reporting)."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while exploring (the main thread only)."""
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is on_term:
+            signal.signal(signal.SIGTERM, old)
+
+
+class Exploration:
+    """The coordinator: commits chunk results in order, keeps the trace table, the
+    statistics and the limits, and turns the earliest event into an :class:`Outcome`."""
+
+    def __init__(self, model: Model, options: Options, backend: Backend) -> None:
+        self.model = model
+        self.opts = options
+        self.backend = backend
+        n = len(model.action_names)
+        self.stats = Stats(action_generated=[0] * n, action_distinct=[0] * n)
+        self.table = TraceTable()
+        self.truncated = False
+
+    def run(self) -> Outcome:
+        """Explore until the frontier is empty, an event, a limit or an interruption."""
+        opts = self.opts
+        stats = self.stats
+        t0 = time.perf_counter()
+        deadline = t0 + opts.timeout if opts.timeout else None
+        next_progress = t0 + opts.progress_every
+        # Memory set aside so that "out of memory" can still be reported.
+        reserve: bytearray | None = bytearray(8 << 20)
+        outcome: Outcome | None = None
+        try:
+            with stop_signals():
+                outcome = self._commit(self.backend.start())
+                while outcome is None and self.backend.pending():
+                    now = time.perf_counter()
+                    if deadline is not None and now >= deadline:
+                        outcome = self._stop(Verdict.INCOMPLETE, f"timeout {opts.timeout}s reached")
+                        break
+                    if opts.progress is not None and now >= next_progress:
+                        next_progress = now + opts.progress_every
+                        stats.seconds = now - t0
+                        opts.progress(stats)
+                    outcome = self._commit(self.backend.step())
+        except KeyboardInterrupt:
+            # The run is over: a second Ctrl-C must not break the report of this one.
+            ignore_interrupts()
+            outcome = self._stop(Verdict.INCOMPLETE, "interrupted")
+            outcome.interrupted = True
+        except MemoryError:
+            reserve = None
+            outcome = self._stop(
+                Verdict.INCOMPLETE, f"out of memory after {stats.distinct:,} distinct states"
+            )
+        except WorkerLost as exc:
+            outcome = self._stop(Verdict.INCOMPLETE, str(exc))
+        finally:
+            del reserve
+            with suppress(KeyboardInterrupt):
+                self.backend.close()
+        if outcome is None:
+            if self.truncated:
+                outcome = self._stop(Verdict.INCOMPLETE, f"max-depth {opts.max_depth} reached")
+            else:
+                outcome = self._stop(Verdict.OK, None)
+        stats.seconds = time.perf_counter() - t0
+        return outcome
+
+    def _stop(self, verdict: Verdict, reason: str | None) -> Outcome:
+        return Outcome(verdict, self.stats, self.table, reason=reason)
+
+    def _commit(self, chunk: ChunkResult) -> Outcome | None:
+        """Record the chunk's new states in key order up to its event or a limit."""
+        stats = self.stats
+        limit = self.opts.max_states
+        event = chunk.event
+        cut: Key | None = event.key if event is not None else None
+        stop: Outcome | None = None
+        event_ordinal = -1
+        for ns in chunk.new:
+            if cut is not None and ns.key > cut:
+                break
+            ordinal = self.table.record(ns.fp, ns.key[0], ns.key[1])
+            stats.distinct += 1
+            if ns.depth > stats.depth:
+                stats.depth = ns.depth
+            if ns.action >= 0:
+                stats.action_distinct[ns.action] += 1
+            if event is not None and ns.key == event.key:
+                event_ordinal = ordinal
+                break
+            if limit is not None and stats.distinct >= limit:
+                cut = ns.key
+                event = None
+                stop = self._stop(Verdict.INCOMPLETE, f"max-states {limit} reached")
+                break
+        generated, per_action = chunk.generated_before(cut)
+        stats.generated += generated
+        for ai, count in per_action.items():
+            stats.action_generated[ai] += count
+        stats.queue = chunk.frontier
+        stats.queue_peak = max(stats.queue_peak, chunk.frontier)
+        self.truncated = self.truncated or chunk.truncated
+        if stop is not None:
+            return stop
+        if event is None:
+            return None
+        return self._event_outcome(event, event_ordinal)
+
+    def _event_outcome(self, event: Event, event_ordinal: int) -> Outcome:
+        parent, k = event.key
+        if event.new:
+            ordinal, extra = event_ordinal, None
+        elif k == -1:
+            ordinal, extra = parent, None  # the state being expanded
+        else:
+            ordinal, extra = parent, k  # one successor further (or initial state k)
+        verdict = {
+            "violation": Verdict.VIOLATION,
+            "deadlock": Verdict.DEADLOCK,
+            "error": Verdict.ERROR,
+        }[event.kind]
+        reason = str(event.error) if event.error is not None else None
+        return Outcome(
+            verdict,
+            self.stats,
+            self.table,
+            prop=event.prop,
+            reason=reason,
+            ordinal=ordinal,
+            extra=extra,
+            error=event.error,
+        )
+
+
+class WorkerLost(Exception):
+    """A worker process died or failed: the run stops as incomplete, never a pass."""

@@ -1,0 +1,250 @@
+"""``run(model, options)``: the one place that checks a model, safety then liveness.
+
+The CLI, the gate, the bench and :func:`checker.check_spec` all call :func:`run` and
+nothing else, so they share one set of defaults and one meaning of every option.
+
+* Only invariants selected: one exploration (with symmetry when the model has it),
+  invariants checked on every generated state.
+* Temporal properties selected: one exploration *without* symmetry that records the
+  state graph while it checks the invariants (a reduction can hide liveness
+  violations; the run says so), then the fair-cycle search on that graph.
+
+Limits and interruptions apply to the whole run: a run that hit one is incomplete,
+never a pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from checker.engine import Expansion, Exploration, LocalBackend, Options, Outcome
+from checker.errors import ConfigError
+from checker.fingerprint import StateFingerprinter, collision_probability
+from checker.liveness import Lasso, check_property
+from checker.model import Model
+from checker.result import Result, Verdict
+from checker.stategraph import GraphRecorder, StateGraph
+from checker.symmetry import check_symmetry
+from checker.trace import Trace, replay_choices
+
+
+def run(model: Model, options: Options | None = None) -> Result:
+    """Check ``model``: its invariants on every reachable state, then its temporal
+    properties on the reachable state graph."""
+    opts = options or Options()
+    opts.validate()
+    warnings: list[str] = []
+    liveness = bool(model.temporal)
+    symmetric = opts.symmetry and len(model.renamings) > 1
+    if liveness and opts.workers > 1:
+        raise ConfigError(
+            "temporal properties are checked in one process: drop --workers, or select "
+            "only invariants with --property"
+        )
+    deadlock = model.check_deadlock if opts.deadlock is None else opts.deadlock
+    t0 = time.perf_counter()
+    deadline = t0 + opts.timeout if opts.timeout else None
+    if symmetric:
+        check_symmetry(model, deadline=deadline)
+    if liveness and symmetric:
+        warnings.append(
+            "temporal properties are checked without symmetry reduction "
+            "(a reduction can hide liveness violations)"
+        )
+    # Safety: with symmetry when the model has it.  When temporal properties are
+    # checked without a reduction anyway (no symmetry, or no invariant to check with
+    # it), one exploration records the graph and checks the invariants together.
+    graph_now = liveness and (not symmetric or not model.invariant_names)
+    if graph_now:
+        symmetric = False
+    renamings = model.renamings if symmetric else [{}]
+    recorder = GraphRecorder(model) if graph_now else None
+    outcome = _explore(model, opts, renamings, deadlock, recorder)
+    trace = _counterexample(model, outcome, renamings)
+    result = _result(model, opts, outcome, symmetric, trace, warnings)
+    if liveness and result.verdict is Verdict.OK:
+        if recorder is None:
+            # Liveness needs the unreduced graph: a second exploration, which need not
+            # check again what the first one proved (invariants, deadlock).
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                return replace(
+                    result, verdict=Verdict.INCOMPLETE, reason=f"timeout {opts.timeout}s reached"
+                )
+            graph_opts = replace(opts, timeout=remaining, deadlock=False)
+            recorder = GraphRecorder(model)
+            graph_outcome = _explore(_Unchecked(model), graph_opts, [{}], False, recorder)
+            if graph_outcome.verdict is not Verdict.OK:
+                reason = f"{graph_outcome.reason} while building the liveness graph"
+                return replace(
+                    result,
+                    interrupted=graph_outcome.interrupted,
+                    verdict=Verdict.INCOMPLETE if graph_outcome.error is None else Verdict.ERROR,
+                    reason=reason if graph_outcome.error is None else graph_outcome.reason,
+                    error=graph_outcome.error,
+                    trace=_counterexample(model, graph_outcome, [{}]),
+                    graph=(graph_outcome.stats.distinct, 0),
+                )
+            outcome = graph_outcome
+        result = _liveness(model, opts, recorder.graph, outcome, result, deadline)
+    result.stats.seconds = time.perf_counter() - t0
+    return result
+
+
+def _explore(
+    model: Model,
+    opts: Options,
+    renamings: list[dict[Any, Any]],
+    deadlock: bool,
+    recorder: GraphRecorder | None,
+) -> Outcome:
+    if opts.workers > 1:
+        from checker.parallel import WorkerBackend
+
+        backend: Any = WorkerBackend(model, renamings, deadlock, opts)
+    else:
+        expansion = Expansion(model, renamings, deadlock)
+        backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
+    return Exploration(model, opts, backend).run()
+
+
+class _Unchecked:
+    """A model seen without its invariants (for the liveness graph pass)."""
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    invariant_names: tuple[str, ...] = ()
+
+    def violated_invariant(self, state: Any) -> str | None:
+        """No invariant: the first pass checked them all."""
+        return None
+
+
+def _fingerprint_fn(model: Model, renamings: list[dict[Any, Any]]) -> Any:
+    inits = model.initial_states()
+    fpr = StateFingerprinter(len(model.variables(inits[0])), renamings)
+    return lambda state: fpr.initial(model.variables(state))[0]
+
+
+def _counterexample(
+    model: Model, outcome: Outcome, renamings: list[dict[Any, Any]]
+) -> Trace | None:
+    """The trace to the outcome's state, rebuilt by replay and checked state by state."""
+    if outcome.ordinal < 0 and outcome.extra is None:
+        return None
+    table = outcome.table
+    path = table.path(outcome.ordinal) if outcome.ordinal >= 0 else []
+    choices = [table.choice[o] for o in path]
+    expected: list[int | None] = [table.fps[o] for o in path]
+    if outcome.extra is not None:
+        choices.append(outcome.extra)
+        expected.append(None)
+    trace = replay_choices(model, choices, expected, _fingerprint_fn(model, renamings))
+    if outcome.error is not None:
+        outcome.error.trace = trace
+        outcome.error.state = trace.steps[-1].state
+    return trace
+
+
+def _result(
+    model: Model,
+    opts: Options,
+    outcome: Outcome,
+    symmetric: bool,
+    trace: Trace | None,
+    warnings: list[str],
+) -> Result:
+    stats = outcome.stats
+    if outcome.verdict is Verdict.OK and stats.distinct == 0:
+        outcome.verdict = Verdict.INCOMPLETE
+        outcome.reason = "no initial state satisfies the constraint: nothing was explored"
+    return Result(
+        spec=model.name,
+        variant=str(getattr(model, "variant", "")),
+        verdict=outcome.verdict,
+        stats=stats,
+        constants=dict(getattr(model, "constants", {})),
+        symmetry=symmetric,
+        strategy=opts.strategy,
+        action_names=model.action_names,
+        violated=outcome.prop,
+        trace=trace,
+        reason=outcome.reason,
+        collision_probability=collision_probability(stats.distinct, stats.generated),
+        warnings=list(warnings) + outcome.warnings,
+        error=outcome.error,
+        interrupted=outcome.interrupted,
+    )
+
+
+def _liveness(
+    model: Model,
+    opts: Options,
+    g: StateGraph,
+    outcome: Outcome,
+    result: Result,
+    deadline: float | None,
+) -> Result:
+    """The fair-cycle search on the explored graph, for each temporal property."""
+    result = replace(result, graph=(g.size, g.edges))
+    try:
+        for prop in model.temporal:
+            if deadline is not None and time.perf_counter() >= deadline:
+                return replace(
+                    result,
+                    verdict=Verdict.INCOMPLETE,
+                    reason=f"timeout {opts.timeout}s reached during the liveness check",
+                )
+            lasso = check_property(g, prop)
+            if lasso is None:
+                continue
+            warnings = list(result.warnings)
+            if lasso.touches_cut:
+                warnings.append(
+                    f"the cycle violating {prop.name} touches states whose successors the "
+                    "state constraint cut off: it may be an artefact of the bound"
+                )
+            trace = lasso_trace(model, outcome, lasso)
+            return replace(
+                result,
+                verdict=Verdict.VIOLATION,
+                violated=prop.name,
+                trace=trace,
+                liveness=True,
+                warnings=warnings,
+            )
+    except KeyboardInterrupt:
+        return replace(
+            result,
+            verdict=Verdict.INCOMPLETE,
+            reason="interrupted during the liveness check",
+            interrupted=True,
+        )
+    except MemoryError:
+        return replace(
+            result, verdict=Verdict.INCOMPLETE, reason="out of memory during the liveness check"
+        )
+    return result
+
+
+def lasso_trace(model: Model, outcome: Outcome, lasso: Lasso) -> Trace:
+    """The lasso as a Trace whose ``loop`` is the index of the state the cycle returns
+    to; the last state listed is that state again (the cycle's closing step)."""
+    table = outcome.table
+    path = lasso.prefix + lasso.cycle
+    first = path[0][0]
+    choices = [table.choice[first]]
+    expected: list[int | None] = [table.fps[first]]
+    for v, _iid, k in path[1:]:
+        assert k is not None
+        choices.append(k)
+        expected.append(table.fps[v])
+    return replay_choices(
+        model, choices, expected, _fingerprint_fn(model, [{}]), loop=len(lasso.prefix) - 1
+    )

@@ -1,0 +1,239 @@
+"""Faults end cleanly: a killed worker, memory exhaustion, SIGTERM, Ctrl-C anywhere.
+
+Each case runs ``mcheck`` in a process of its own and does to it what the OOM
+killer, a user or CI does; the run must end within seconds, with exit 3
+("incomplete", never a pass), a one-line reason, the figures so far, and no process
+left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+MCHECK = [sys.executable, "-m", "checker"]
+
+
+def _start(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*MCHECK, *args],
+        cwd=kw.pop("cwd", ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    except FileNotFoundError:  # pragma: no cover - procps is on every CI image
+        pytest.skip("pgrep not available")
+    return [int(x) for x in out.stdout.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_for(cond: Any, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _json(out: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return data
+
+
+LONG_RUN = ("run", "raft", "--const", "MaxLogLen=0", "--no-symmetry", "--json")
+
+
+def test_a_killed_worker_stops_the_run_within_seconds() -> None:
+    proc = _start(*LONG_RUN, "--workers", "2")
+    try:
+        assert _wait_for(lambda: len(_children(proc.pid)) >= 2, 30)
+        time.sleep(2.0)  # well into the exploration
+        workers = _children(proc.pid)
+        os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, err
+    d = _json(out)
+    assert d["result"] == "incomplete"
+    assert "worker" in d["reason"] and "died" in d["reason"] and "SIGKILL" in d["reason"]
+    assert d["distinct_states"] > 0
+    assert _wait_for(lambda: not any(_alive(p) for p in workers), 5)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_is_an_interruption(workers: str) -> None:
+    proc = _start(*LONG_RUN, "--workers", workers)
+    try:
+        time.sleep(3.0)
+        children = _children(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, err
+    d = _json(out)
+    assert (d["result"], d["reason"]) == ("incomplete", "interrupted")
+    assert d["distinct_states"] > 0
+    assert _wait_for(lambda: not any(_alive(p) for p in children), 5)
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_running_out_of_memory_is_incomplete_with_figures(workers: str) -> None:
+    limit = str(1500 * 1024 * 1024)  # address space: enough to start, not to finish
+    proc = subprocess.Popen(
+        [
+            "prlimit",
+            f"--as={limit}",
+            *MCHECK,
+            "run",
+            str(FIXTURES / "memory_hog.py"),
+            "--workers",
+            workers,
+            "--json",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, (out, err)
+    text = out + err
+    assert "out of memory" in text
+    assert "Traceback" not in text
+
+
+def _interrupt(args: tuple[str, ...], after: float, twice: bool = False, **kw: Any) -> Any:
+    proc = _start(*args, **kw)
+    try:
+        time.sleep(after)
+        proc.send_signal(signal.SIGINT)
+        if twice:
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_during_liveness_is_incomplete() -> None:
+    code, out, err = _interrupt(
+        (
+            "run",
+            "ratis_heartbeat_match_index",
+            "--property",
+            "FollowersEventuallyMatchLeader",
+            "--json",
+        ),
+        3.0,
+    )
+    assert code == 3, err
+    d = _json(out)
+    assert d["result"] == "incomplete" and "interrupted" in d["reason"]
+
+
+def test_a_second_ctrl_c_is_still_exit_3() -> None:
+    code, _out, err = _interrupt(LONG_RUN, 3.0, twice=True)
+    assert code == 3, err
+    assert "Traceback" not in err
+
+
+def test_ctrl_c_during_start_up_is_exit_3() -> None:
+    code, _out, err = _interrupt(("run", str(FIXTURES / "slow_import.py")), 2.0)
+    assert code == 3
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_ctrl_c_during_graph_export_is_exit_3(tmp_path: Path) -> None:
+    out_file = tmp_path / "g.graphml"
+    code, _out, err = _interrupt(
+        (
+            "graph",
+            "raft",
+            "--const",
+            "MaxLogLen=0",
+            "--out",
+            str(out_file),
+            "--max-nodes",
+            "1000000",
+        ),
+        3.0,
+    )
+    assert code == 3, err
+    assert "incomplete" in err and not out_file.exists()
+
+
+def test_ctrl_c_during_the_gate_keeps_the_junit_report(tmp_path: Path) -> None:
+    manifest = tmp_path / "gate.toml"
+    manifest.write_text(
+        '[[check]]\nname = "quick"\nspec = "die_hard"\nexpect = "violates BigJugNotFour"\n'
+        '[[check]]\nname = "slow"\nspec = "raft"\nconstants = { MaxLogLen = 1 }\n'
+        'symmetry = false\nexpect = "holds"\n'
+    )
+    junit = tmp_path / "junit.xml"
+    code, out, err = _interrupt(("gate", str(manifest), "--junit", str(junit), "--jobs", "1"), 4.0)
+    assert code == 3, (out, err)
+    assert "interrupted" in out and "Traceback" not in out + err
+    report = junit.read_text()
+    assert 'name="quick"' in report and 'name="slow"' in report
+
+
+def test_showing_a_huge_trace_is_bounded(tmp_path: Path) -> None:
+    doc = {
+        "#meta": {"spec": "huge"},
+        "vars": ["xs"],
+        "states": [
+            {"#meta": {"index": 0}, "xs": list(range(1_000_000))},
+            {"#meta": {"index": 1, "action": "Step"}, "xs": list(range(1, 1_000_001))},
+        ],
+    }
+    path = tmp_path / "huge.itf.json"
+    path.write_text(json.dumps(doc))
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [*MCHECK, "show", str(path), "--no-color"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 < 20
+    assert len(proc.stdout) < 200_000
