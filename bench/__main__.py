@@ -93,6 +93,11 @@ ROWS = [
         variant="fix",
         invariants=("FollowerEventuallyCatchesUp",),
     ),
+    # The TLA+ Examples corpus (TLC's published counts; see docs/tla-mapping.md).
+    Row("TLA+ Examples: SimpleRegular N=8", "simple_regular", {}),
+    Row("TLA+ Examples: MultiPaxos small (symmetry)", "multipaxos", {}, symmetry=True, long=True),
+    Row("TLA+ Examples: LamportMutex N=3", "lamport_mutex", {}, long=True),
+    Row("TLA+ Examples: PaxosCommit", "paxos_commit", {}, long=True),
     Row(
         "RATIS-2605 fix, bench (MaxMsgs=3)",
         "ratis_heartbeat_match_index",

@@ -15,7 +15,15 @@ from checker.fingerprint import in_order, sort_key
 from checker.model import CompiledSpec, Model
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.run import run
-from checker.spec import Spec, action, always_eventually, eventually, invariant, leads_to
+from checker.spec import (
+    Spec,
+    action,
+    always_eventually,
+    eventually,
+    eventually_always,
+    invariant,
+    leads_to,
+)
 from checker.trace import Step, Trace
 from checker.values import ModelValue, model_values, named_values
 
@@ -43,6 +51,7 @@ __all__ = [
     "always_eventually",
     "check_spec",
     "eventually",
+    "eventually_always",
     "in_order",
     "invariant",
     "leads_to",

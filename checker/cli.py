@@ -396,7 +396,12 @@ def list_specs(target: str | None) -> None:
             console.print(Text(f"  {label}: {text}"), soft_wrap=True)
 
 
-_KIND_TEXT = {"eventually": "<>P", "always_eventually": "[]<>P", "leads_to": "P ~> Q"}
+_KIND_TEXT = {
+    "eventually": "<>P",
+    "always_eventually": "[]<>P",
+    "eventually_always": "<>[]P",
+    "leads_to": "P ~> Q",
+}
 
 
 @main.command(name="show")

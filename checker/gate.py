@@ -12,6 +12,8 @@ or in a TOML file of its own under ``[[check]]``::
     expect = "violates NoStuckInstallInProgress"   # or "holds", or "deadlock"
     trace_length = 6                           # optional: the exact shortest trace
     distinct_states = 169                      # optional: the exact state count
+    states_generated = 640                     # optional: e.g. TLC's published figures
+    depth = 12                                 #   (never rewritten by --update)
     symmetry = true                            # optional (default true)
     max_states = 1000000                       # optional limits; hitting one fails
     timeout = 300
@@ -58,6 +60,8 @@ _KEYS = {
     "expect",
     "trace_length",
     "distinct_states",
+    "states_generated",
+    "depth",
     "symmetry",
     "max_states",
     "timeout",
@@ -76,6 +80,8 @@ class GateCheck:
     expect: str
     trace_length: int | None = None
     distinct_states: int | None = None
+    states_generated: int | None = None
+    depth: int | None = None
     symmetry: bool = True
     max_states: int | None = None
     timeout: float | None = None
@@ -93,6 +99,10 @@ class GateCheck:
             extra.append(f"{self.trace_length} steps")
         if self.distinct_states is not None:
             extra.append(f"{self.distinct_states:,} states")
+        if self.states_generated is not None:
+            extra.append(f"{self.states_generated:,} generated")
+        if self.depth is not None:
+            extra.append(f"depth {self.depth}")
         return text + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -109,6 +119,8 @@ class GateOutcome:
     reason: str | None = None
     trace_text: str | None = None
     problems: list[str] = field(default_factory=list)
+    generated: int = 0
+    depth: int = 0
 
     @property
     def passed(self) -> bool:
@@ -160,6 +172,8 @@ def load_manifest(path: Path) -> list[GateCheck]:
             expect=str(raw["expect"]).strip(),
             trace_length=raw.get("trace_length"),
             distinct_states=raw.get("distinct_states"),
+            states_generated=raw.get("states_generated"),
+            depth=raw.get("depth"),
             symmetry=bool(raw.get("symmetry", True)),
             max_states=raw.get("max_states"),
             timeout=raw.get("timeout"),
@@ -220,6 +234,8 @@ def run_check(c: GateCheck) -> GateOutcome:
         seconds=seconds,
         reason=result.reason,
         trace_text=trace_text,
+        generated=result.stats.generated,
+        depth=result.stats.depth,
     )
     out.problems = compare(c, out)
     return out
@@ -249,6 +265,10 @@ def compare(c: GateCheck, out: GateOutcome) -> list[str]:
             )
         if c.distinct_states is not None and out.distinct != c.distinct_states:
             problems.append(f"{out.distinct:,} distinct states, recorded {c.distinct_states:,}")
+        if c.states_generated is not None and out.generated != c.states_generated:
+            problems.append(f"{out.generated:,} states generated, recorded {c.states_generated:,}")
+        if c.depth is not None and out.depth != c.depth:
+            problems.append(f"depth {out.depth}, recorded {c.depth}")
     return problems
 
 

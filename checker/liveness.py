@@ -1,4 +1,4 @@
-"""Temporal properties under fairness: fair-cycle search and shortest lassos.
+r"""Temporal properties under fairness: fair-cycle search and shortest lassos.
 
 Three forms, over state predicates: ``<>P``, ``[]<>P`` and ``P ~> Q``.  Each fails
 exactly when some fair behaviour stays forever in a set of "bad" states:
@@ -6,13 +6,16 @@ exactly when some fair behaviour stays forever in a set of "bad" states:
 * ``<>P``: a fair behaviour that never meets P: from an initial state, through ¬P
   states only, into a fair cycle of ¬P states;
 * ``[]<>P``: a reachable fair cycle with no P state on it;
+* ``<>[]P``: a reachable fair cycle through a ¬P state (¬P infinitely often);
 * ``P ~> Q``: a reachable state with P and ¬Q, then ¬Q states forever (a fair cycle).
 
 Stuttering counts as TLA+ counts it: every state has a stuttering self-loop, and a
 behaviour may stutter forever in a state where no fair action is enabled (a deadlock
-included).  Fairness is per action instance: weak fairness (WF) is violated by a cycle
-on which an instance is enabled in every state and never taken; strong fairness (SF)
-by one on which it is enabled in some state and never taken.
+included); a step that leaves the state unchanged neither enables nor takes an action
+(TLA+'s ``<A>_vars``).  Fairness constraints are per action instance, or on a group of
+action families as one action (``WF_vars(A \/ B)``): weak fairness (WF) is violated
+by a cycle on which the action is enabled in every state and never taken; strong
+fairness (SF) by one on which it is enabled in some state and never taken.
 
 The graph comes from the exploration core (:mod:`checker.stategraph`), built without
 symmetry (a reduction can hide liveness violations, as TLC warns).  It is restricted
@@ -109,7 +112,7 @@ def fair_components(g: StateGraph, allowed: set[int]) -> list[set[int]]:
         region = todo.pop()
         for comp_list in strongly_connected(sorted(region), g.succ, region):
             comp = set(comp_list)
-            taken = {iid for v in comp for (w, iid) in g.succ[v] if w in comp}
+            taken = {c for v in comp for (w, iid) in g.succ[v] if w in comp for c in g.meets(iid)}
             en_any: set[int] = set()
             for v in comp:
                 en_any |= g.enabled[v]
@@ -263,7 +266,9 @@ def _cycle_search(
         for pos, (w, iid) in enumerate(g.succ[v]):
             if w not in region:
                 continue
-            m2 = m | bit.get(iid, 0) | tbit.get(iid, 0) | disabled(w)
+            m2 = m | disabled(w)
+            for c in g.meets(iid):
+                m2 |= bit.get(c, 0) | tbit.get(c, 0)
             nxt = (w, m2)
             if w == root and m2 == full:
                 path: Path = [(w, iid, _index(g, v, pos))]
@@ -288,7 +293,7 @@ def greedy_fair_cycle(g: StateGraph, comp: set[int], root: int) -> Path:
     en_any: set[int] = set()
     for v in comp:
         en_any |= g.enabled[v]
-    taken = {iid for v in comp for (w, iid) in g.succ[v] if w in comp}
+    taken = {c for v in comp for (w, iid) in g.succ[v] if w in comp for c in g.meets(iid)}
     steps: Path = []
     visited = {root}
     cur = root
@@ -296,15 +301,15 @@ def greedy_fair_cycle(g: StateGraph, comp: set[int], root: int) -> Path:
         if a in taken:
 
             def has_edge(v: int, a: int = a) -> bool:
-                return any(i == a and w in comp for w, i in g.succ[v])
+                return any(a in g.meets(i) and w in comp for w, i in g.succ[v])
 
             path = _bfs_path(g, [cur], has_edge, comp)
             assert path is not None
             steps.extend(path[1:])
             src = path[-1][0]
-            pos = next(p for p, (w, i) in enumerate(g.succ[src]) if i == a and w in comp)
+            pos = next(p for p, (w, i) in enumerate(g.succ[src]) if a in g.meets(i) and w in comp)
             w = g.succ[src][pos][0]
-            steps.append((w, a, _index(g, src, pos)))
+            steps.append((w, g.succ[src][pos][1], _index(g, src, pos)))
             visited.update(v for v, _, _ in path)
             visited.add(w)
             cur = w
@@ -335,16 +340,20 @@ def _lasso_to_components(
     starts: list[int],
     allowed: set[int] | None,
     head: Path | None = None,
+    roots: set[int] | None = None,
 ) -> Lasso | None:
     """The shortest lasso from ``starts`` into the components: minimise (distance to
-    the loop state) + (shortest fair cycle through it) over the loop states, nearest
-    first, stopping once no farther state can do better; ties keep the shorter prefix."""
+    the loop state) + (shortest fair cycle through it) over the loop states (all
+    component states, or ``roots``), nearest first, stopping once no farther state can
+    do better; ties keep the shorter prefix."""
     comp_of: dict[int, set[int]] = {}
     for comp in comps:
         for v in comp:
             comp_of[v] = comp
     dist = _distances(g, starts, allowed)
-    candidates = sorted((d, v) for v, d in dist.items() if v in comp_of)
+    candidates = sorted(
+        (d, v) for v, d in dist.items() if v in comp_of and (roots is None or v in roots)
+    )
     if not candidates:
         return None
     best: tuple[int, int, Path] | None = None  # (total, root, cycle)
@@ -381,6 +390,18 @@ def find_lasso(
     if not comps:
         return None
     return _lasso_to_components(g, comps, starts, prefix_allowed)
+
+
+def _infinitely_often(g: StateGraph, bad: list[bool]) -> Lasso | None:
+    """<>[]Q fails when a fair behaviour meets not-Q infinitely often: a fair cycle
+    (anywhere in the graph) through a not-Q state, reached by any prefix."""
+    everything = set(range(g.size))
+    comps = [c for c in fair_components(g, everything) if any(bad[v] for v in c)]
+    if not comps:
+        return None
+    # Loop states must be not-Q: restrict the components' candidate roots to them.
+    roots = [{v for v in c if bad[v]} for c in comps]
+    return _lasso_to_components(g, comps, g.init, None, roots=set().union(*roots))
 
 
 def _leads_to_lasso(g: StateGraph, bad: list[bool], triggers: list[int]) -> Lasso | None:
@@ -428,6 +449,8 @@ def check_property(g: StateGraph, prop: TemporalProperty) -> Lasso | None:
             lasso = find_lasso(g, bad, allowed, g.init)
         elif prop.kind == "always_eventually":
             lasso = find_lasso(g, bad, None, g.init)
+        elif prop.kind == "eventually_always":
+            lasso = _infinitely_often(g, bad)
         else:
             assert premise is not None
             p = g.truth[(prop.name, i, "p")]

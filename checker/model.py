@@ -29,8 +29,12 @@ from checker.values import ModelValue
 #: One successor: (action family index, parameters, next state).
 Successor = tuple[int, tuple[Any, ...], Any]
 
-#: Temporal property kinds: <>P, []<>P and P ~> Q.
-TEMPORAL_KINDS = ("eventually", "always_eventually", "leads_to")
+#: Temporal property kinds: <>P, []<>P, <>[]P and P ~> Q.
+TEMPORAL_KINDS = ("eventually", "always_eventually", "eventually_always", "leads_to")
+
+#: A fairness constraint an action instance belongs to: (key, "weak" | "strong"); the
+#: key names the constrained action (one instance, or a group of families).
+Fairness = tuple[Any, str]
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,8 @@ class Model(Protocol):
         """The state's variable values, in ``var_names`` order."""
         ...
 
-    def fairness(self, action: int, params: tuple[Any, ...]) -> str | None:
-        """``"weak"``, ``"strong"`` or None for one action instance."""
+    def fairness(self, action: int, params: tuple[Any, ...]) -> list[Fairness]:
+        """The fairness constraints one action instance belongs to (often none)."""
         ...
 
     def label(self, action: int, params: tuple[Any, ...]) -> str:
@@ -357,23 +361,29 @@ class CompiledSpec:
                 return name
         return None
 
-    def fairness(self, action: int, params: tuple[Any, ...]) -> str | None:
-        """The fairness of one action instance (the spec's ``fairness`` table)."""
-        how = self._fairness.get(self.action_names[action])
-        if how is None:
-            return None
-        kind, pred = how if isinstance(how, tuple) else (how, None)
-        if pred is not None:
-            try:
-                if not pred(*params):
-                    return None
-            except MemoryError:
-                raise
-            except Exception as exc:
-                raise EvaluationError(
-                    f"fairness predicate of {self.action_names[action]}", exc
-                ) from exc
-        return str(kind)
+    def fairness(self, action: int, params: tuple[Any, ...]) -> list[Fairness]:
+        """The fairness constraints of one action instance (the spec's ``fairness``
+        table): its own WF/SF, and those of each fair group of families it is in."""
+        name = self.action_names[action]
+        out: list[Fairness] = []
+        for key, how in self._fairness.items():
+            kind, pred = how if isinstance(how, tuple) else (how, None)
+            if isinstance(key, tuple):
+                if name in key:
+                    out.append((("group", key), str(kind)))
+                continue
+            if key != name:
+                continue
+            if pred is not None:
+                try:
+                    if not pred(*params):
+                        continue
+                except MemoryError:
+                    raise
+                except Exception as exc:
+                    raise EvaluationError(f"fairness predicate of {name}", exc) from exc
+            out.append(((action, params), str(kind)))
+        return out
 
     def label(self, action: int, params: tuple[Any, ...]) -> str:
         """``Timeout(s1)``-style label of an action instance."""

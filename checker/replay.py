@@ -202,6 +202,8 @@ def _judge_lasso(
             broken = not any(q)
         elif tprop.kind == "always_eventually":
             broken = not any(q[loop:])
+        elif tprop.kind == "eventually_always":
+            broken = not all(q[loop:])
         else:
             assert premise is not None
             p = [premise(s) for s in states]

@@ -213,6 +213,12 @@ def always_eventually(fn: F | None = None, *, over: Any = None, name: str | None
     return wrap(fn) if fn is not None else wrap
 
 
+def eventually_always(fn: F | None = None, *, over: Any = None, name: str | None = None) -> Any:
+    """Declare ``<>[]P``: on every fair behaviour the method holds from some point on."""
+    wrap = _temporal("eventually_always", None, over, name)
+    return wrap(fn) if fn is not None else wrap
+
+
 def leads_to(
     premise: Callable[..., bool], *, over: Any = None, name: str | None = None
 ) -> Callable[[F], F]:
@@ -260,9 +266,11 @@ class Spec:
     #: terminal states on purpose and set this to False; ``--deadlock`` overrides.
     check_deadlock: ClassVar[bool] = True
     #: Fairness per action family: ``"weak"`` or ``"strong"`` (TLA+'s WF and SF, for
-    #: each action instance), or ``(kind, predicate over the parameters)`` to make only
-    #: some instances fair.  Environment actions bounded by counters need none.
-    fairness: ClassVar[Mapping[str, Any]] = {}
+    #: each action instance: ``\A p: WF(A(p))``), or ``(kind, predicate over the
+    #: parameters)`` to make only some instances fair.  A tuple of family names as the
+    #: key makes their disjunction fair as one action (``WF_vars(A \/ B)``, e.g.
+    #: ``WF_vars(Next)``).  Environment actions bounded by counters need none.
+    fairness: ClassVar[Mapping[str | tuple[str, ...], Any]] = {}
 
     _actions: ClassVar[tuple[ActionDecl, ...]] = ()
     _invariants: ClassVar[tuple[InvariantDecl, ...]] = ()
@@ -298,9 +306,10 @@ class Spec:
         action_names = {d.name for d in cls._actions}
         for fam, how in cls.fairness.items():
             kind = how[0] if isinstance(how, tuple) else how
-            if fam not in action_names or kind not in ("weak", "strong"):
+            fams = fam if isinstance(fam, tuple) else (fam,)
+            if any(f not in action_names for f in fams) or kind not in ("weak", "strong"):
                 raise SpecError(
-                    f"{cls.__name__}: fairness {fam!r}: {kind!r} (need a declared action "
+                    f"{cls.__name__}: fairness {fam!r}: {kind!r} (need declared actions "
                     "and 'weak' or 'strong')"
                 )
         dup = {n for n in names if names.count(n) > 1}

@@ -25,15 +25,24 @@ class StateGraph:
 
     init: list[int]
     succ: list[list[tuple[int, int]]]  #: per state: (successor, action instance id)
-    enabled: list[frozenset[int]]  #: per state: fair instances enabled there
+    enabled: list[frozenset[int]]  #: per state: fairness constraints enabled there
     cut: list[bool]  #: per state: some successor was outside the constraint
     instances: list[tuple[int, tuple[Any, ...]]]  #: instance id -> (action, params)
-    fair: dict[int, str]  #: fair instance id -> "weak" | "strong"
+    fair: dict[int, str]  #: fairness constraint id -> "weak" | "strong"
     #: per state, parallel to ``succ``: which successor of the state the edge is
     succ_index: list[list[int]] = field(default_factory=list)
     #: (property, parameter index, "p" | "q") -> truth of that predicate per state
     truth: dict[tuple[str, int, str], bytearray] = field(default_factory=dict)
     states: list[Any] = field(default_factory=list)  #: only when kept (export)
+    #: instance id -> the fairness constraints its steps meet; when left empty, a
+    #: fair instance is its own constraint (constraint id = instance id).
+    member: list[tuple[int, ...]] = field(default_factory=list)
+
+    def meets(self, iid: int) -> tuple[int, ...]:
+        """The fairness constraints a step of instance ``iid`` meets."""
+        if self.member:
+            return self.member[iid]
+        return (iid,) if iid in self.fair else ()
 
     @property
     def size(self) -> int:
@@ -54,6 +63,7 @@ class GraphRecorder:
         self.keep_states = keep_states
         self.graph = StateGraph([], [], [], [], [], {})
         self._ids: dict[tuple[int, tuple[Any, ...]], int] = {}
+        self._constraints: dict[Any, int] = {}
         self._atoms: list[tuple[tuple[str, int, str], Any]] = []
         for prop in model.temporal:
             for i, (_params, pred, premise) in enumerate(prop.instances):
@@ -98,8 +108,9 @@ class GraphRecorder:
         cut = False
         for target, ai, params, k in edges:
             iid = self._instance(ai, params)
-            if iid in g.fair:
-                enabled.add(iid)
+            if target == ordinal:
+                continue  # a stuttering step: neither enables nor takes an action
+            enabled.update(g.member[iid])
             if target < 0:
                 cut = True
                 continue
@@ -118,7 +129,13 @@ class GraphRecorder:
             iid = len(g.instances)
             self._ids[key] = iid
             g.instances.append((ai, params))
-            kind = self.model.fairness(ai, params)
-            if kind is not None:
-                g.fair[iid] = kind
+            meets = []
+            for key, kind in self.model.fairness(ai, params):
+                cid = self._constraints.get(key)
+                if cid is None:
+                    cid = len(self._constraints)
+                    self._constraints[key] = cid
+                    g.fair[cid] = kind
+                meets.append(cid)
+            g.member.append(tuple(meets))
         return iid

@@ -54,5 +54,5 @@ class GraphModel:
     def label(self, action: int, params: tuple[Any, ...]) -> str:
         return f"step({params[0]!r})"
 
-    def fairness(self, action: int, params: tuple[Any, ...]) -> str | None:
-        return None
+    def fairness(self, action: int, params: tuple[Any, ...]) -> list[Any]:
+        return []
