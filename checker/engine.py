@@ -135,7 +135,12 @@ class Backend(Protocol):
 class Expansion:
     """The per-state work every backend shares: successors, the constraint,
     fingerprints (under the symmetry renamings) and the invariants, with spec errors
-    turned into events that carry the failing state."""
+    turned into events that carry the failing state.
+
+    Backends hold states as opaque *handles*: here ``(state, variable values,
+    per-variable terms)``; :class:`checker.fast.FastExpansion` (the one compiled specs
+    get) uses interned variable numbers instead, with the same interface.
+    """
 
     def __init__(self, model: Model, renamings: list[dict[Any, Any]], deadlock: bool) -> None:
         self.model = model
@@ -148,8 +153,8 @@ class Expansion:
     def fingerprint(
         self, state: Any, parent: tuple[tuple[Any, ...], tuple[int, ...]] | None = None
     ) -> tuple[tuple[Any, ...], int, tuple[int, ...]]:
-        """(variable values, fingerprint, per-variable fingerprints) of a state; with
-        the parent's values and fingerprints, only changed variables are re-encoded."""
+        """(variable values, fingerprint, per-variable terms) of a state; with the
+        parent's values and terms, only changed variables are re-encoded."""
         vals = self.model.variables(state)
         try:
             if parent is None:
@@ -172,14 +177,32 @@ class Expansion:
                 return f"{self.model.name}: variable {name} holds {exc}"
         return f"{self.model.name}: a state holds {exc}"
 
+    # -- handles -----------------------------------------------------------------------
+    def handle_of(self, state: Any) -> Any:
+        """The handle of a state object."""
+        vals, _, vf = self.fingerprint(state)
+        return (state, vals, vf)
+
+    def state(self, handle: Any) -> Any:
+        """The state a handle stands for."""
+        return handle[0]
+
+    def fp_of(self, handle: Any) -> int:
+        """The fingerprint of a handle's state."""
+        return self.fpr.finish(sum(handle[2]))
+
+    def fingerprint_of(self, state: Any) -> int:
+        """A state's fingerprint (as the store holds it)."""
+        return self.fingerprint(state)[1]
+
     def initial(
         self,
         seen: Callable[[int], bool],
-        store: Callable[[Key, int, Any, tuple[Any, ...], tuple[int, ...]], Any],
+        store: Callable[[Key, int, Any], Any],
     ) -> tuple[list[NewState], Event | None]:
         """Generate and check the initial states, keyed ``(-1, k)``: ``seen(fp)`` says
-        whether one is known, ``store(...)`` keeps a new one (it may raise a spec
-        error from a temporal predicate, which becomes the event)."""
+        whether one is known, ``store(key, fp, handle)`` keeps a new one (it may raise a
+        spec error from a temporal predicate, which becomes the event)."""
         model = self.model
         new: list[NewState] = []
         for k, s in enumerate(model.initial_states()):
@@ -196,16 +219,19 @@ class Expansion:
                 new.append(NewState(key, fp, -1, 1))
                 is_new = True
                 try:
-                    store(key, fp, s, vals, vf)
+                    store(key, fp, (s, vals, vf))
                 except EvaluationError as exc:
                     return new, Event(key, "error", error=exc, new=True, state=s)
-            ev = self.check(key, s, is_new)
+            ev = self._check_state(key, s, is_new)
             if ev is not None:
                 return new, ev
         return new, None
 
-    def check(self, key: Key, state: Any, new: bool) -> Event | None:
+    def check(self, key: Key, handle: Any, new: bool) -> Event | None:
         """The invariants on one generated state: a violation or error event, or None."""
+        return self._check_state(key, handle[0], new)
+
+    def _check_state(self, key: Key, state: Any, new: bool) -> Event | None:
         try:
             bad = self.model.violated_invariant(state)
         except EvaluationError as exc:
@@ -215,16 +241,16 @@ class Expansion:
         return None
 
     def expand(
-        self, ordinal: int, state: Any, vals: tuple[Any, ...], vfps: tuple[int, ...]
-    ) -> tuple[list[int], list[tuple[int, int, tuple[Any, ...], Any, Any]], Event | None]:
+        self, ordinal: int, handle: Any
+    ) -> tuple[list[int], list[tuple[int, int, tuple[Any, ...], Any, int | None]], Event | None]:
         """Successors of one state: (action of each successor, candidates, event).
 
-        A candidate is ``(k, action, params, state, fingerprint info)`` where the
-        fingerprint info is ``(values, fp, per-variable fps)`` for a state inside the
-        constraint and None outside it.  States outside the constraint are checked
+        A candidate is ``(k, action, params, handle, fp)``, with handle and fp None for
+        a state outside the constraint.  States outside the constraint are checked
         against the invariants here (every time they are generated, as TLC does); the
         first such violation, a spec error or a deadlock ends the list.
         """
+        state, vals, vfps = handle
         model = self.model
         try:
             succ = model.successors(state)
@@ -235,7 +261,7 @@ class Expansion:
             ev = Event((ordinal, -1), "deadlock", state=state) if self.deadlock else None
             return actions, [], ev
         self.expanded += 1
-        cands: list[tuple[int, int, tuple[Any, ...], Any, Any]] = []
+        cands: list[tuple[int, int, tuple[Any, ...], Any, int | None]] = []
         append = cands.append
         within = model.within
         variables = model.variables
@@ -247,10 +273,10 @@ class Expansion:
                 if within(t):
                     tvals = variables(t)
                     fp, vf = child(tvals, vals, vfps)
-                    append((k, ai, params, t, (tvals, fp, vf)))
+                    append((k, ai, params, (t, tvals, vf), fp))
                     continue
-                append((k, ai, params, t, None))
-                ev = self.check((ordinal, k), t, False)
+                append((k, ai, params, None, None))
+                ev = self._check_state((ordinal, k), t, False)
                 if ev is not None:
                     return actions, cands, ev
         except EvaluationError as exc:
@@ -281,6 +307,20 @@ class Expansion:
             )
 
 
+def make_expansion(
+    model: Model, renamings: list[dict[Any, Any]], deadlock: bool, **fast: Any
+) -> Any:
+    """The fast expansion for a compiled spec with NamedTuple states, else the plain one."""
+    from checker import fast as fast_module
+
+    if fast_module.supports(model):
+        try:
+            return fast_module.FastExpansion(model, renamings, deadlock, **fast)  # type: ignore[arg-type]
+        except fast_module.Unsuitable:
+            pass
+    return Expansion(model, renamings, deadlock)
+
+
 class _Graph(Protocol):
     """What the local backend tells a state-graph recorder (see checker.stategraph)."""
 
@@ -300,7 +340,7 @@ class LocalBackend:
     def __init__(
         self,
         model: Model,
-        expansion: Expansion,
+        expansion: Any,
         strategy: str,
         max_depth: int | None,
         graph: _Graph | None = None,
@@ -311,8 +351,8 @@ class LocalBackend:
         self.max_depth = max_depth
         self.graph = graph
         self.visited = VisitedSet(with_ordinals=graph is not None)
-        # (ordinal, state, values, per-variable fps, depth)
-        self.frontier: deque[tuple[int, Any, tuple[Any, ...], tuple[int, ...], int]] = deque()
+        # (ordinal, handle, depth)
+        self.frontier: deque[tuple[int, Any, int]] = deque()
         self.count = 0
         self.peak = 0
 
@@ -324,14 +364,14 @@ class LocalBackend:
         """Drop the frontier and the visited set."""
         self.frontier.clear()
 
-    def _store(self, key: Key, fp: int, t: Any, vals: Any, vf: Any, depth: int) -> int:
+    def _store(self, key: Key, fp: int, handle: Any, depth: int) -> int:
         n = self.count
         self.count += 1
         self.visited.add(fp, n)
-        self.frontier.append((n, t, vals, vf, depth))
+        self.frontier.append((n, handle, depth))
         if self.graph is not None:
             # May raise EvaluationError (a temporal predicate): the caller's event.
-            self.graph.node(n, t)
+            self.graph.node(n, self.exp.state(handle))
             if key[0] == -1:
                 self.graph.initial(n)
         return n
@@ -340,7 +380,7 @@ class LocalBackend:
         """Generate and check the initial states."""
         new, event = self.exp.initial(
             lambda fp: fp in self.visited,
-            lambda key, fp, s, vals, vf: self._store(key, fp, s, vals, vf, 1),
+            lambda key, fp, handle: self._store(key, fp, handle, 1),
         )
         total = len(self.model.initial_states())
         self.peak = max(self.peak, len(self.frontier))
@@ -361,19 +401,18 @@ class LocalBackend:
         truncated = False
         edges: list[tuple[int, int, tuple[Any, ...], int]] = []
         for _ in range(take):
-            o, s, pvals, pvfps, depth = pop()
-            actions, cands, ev = exp.expand(o, s, pvals, pvfps)
+            o, h, depth = pop()
+            actions, cands, ev = exp.expand(o, h)
             counts.append((o, actions))
             nd = depth + 1
             beyond = max_depth is not None and nd > max_depth
             if graph is not None:
                 edges = []
-            for k, ai, params, t, info in cands:
-                if info is None:  # outside the constraint (already checked)
+            for k, ai, params, ch, fp in cands:
+                if fp is None:  # outside the constraint (already checked)
                     if graph is not None:
                         edges.append((-1, ai, params, k))
                     continue
-                fp = info[1]
                 if fp in seen:
                     if graph is not None:
                         edges.append((seen[fp], ai, params, k))
@@ -381,23 +420,23 @@ class LocalBackend:
                 key = (o, k)
                 if beyond:
                     truncated = True
-                    event = exp.check(key, t, False)
+                    event = exp.check(key, ch, False)
                     if event is not None:
                         break
                     continue
                 new.append(NewState(key, fp, ai, nd))
                 try:
-                    n = self._store(key, fp, t, info[0], info[2], nd)
+                    n = self._store(key, fp, ch, nd)
                 except EvaluationError as exc:
-                    event = Event(key, "error", error=exc, new=True, state=t)
+                    event = Event(key, "error", error=exc, new=True, state=exp.state(ch))
                     break
                 if graph is not None:
                     edges.append((n, ai, params, k))
-                event = exp.check(key, t, True)
+                event = exp.check(key, ch, True)
                 if event is not None:
                     break
             if graph is not None:
-                graph.edges(o, edges, s)
+                graph.edges(o, edges, exp.state(h))
             if event is None:
                 event = ev
             if event is not None:

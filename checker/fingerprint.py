@@ -212,11 +212,6 @@ def fingerprint(v: Any, ren: Renaming = None) -> int:
     return int.from_bytes(blake2b(text, digest_size=8).digest(), "little")
 
 
-def combine(fps: tuple[int, ...]) -> int:
-    """Combine per-variable fingerprints into a state fingerprint (salt-free)."""
-    return hash(fps) & _MASK64
-
-
 def sort_key(v: Any) -> str:
     """A deterministic sort key for any state value (use it to order ``over_state``)."""
     return repr(encode(v))
@@ -237,47 +232,129 @@ def collision_probability(distinct: int, generated: int) -> float:
     return distinct * max(0, generated - distinct) / float(1 << 64)
 
 
+def mix(fp: int, position: int) -> int:
+    """A variable's fingerprint made specific to its position in the state (so values
+    swapped between two variables change the state's fingerprint): a SplitMix64
+    finaliser over the value's fingerprint xor a per-position key."""
+    z = (fp ^ (0x9E3779B97F4A7C15 * (position + 1))) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def entry_term(position: int, key_fp: int, value_fp: int) -> int:
+    """The term of one entry of a map-valued variable: a state's fingerprint adds up
+    its maps' entries one by one, so an action that changes one server's entry changes
+    one term (and the fast engine can track entries separately)."""
+    return mix((key_fp * 0x9E3779B97F4A7C15 + value_fp) & _MASK64, position)
+
+
+def map_tag(position: int) -> int:
+    """The constant term of a map-valued variable (an empty map is not nothing)."""
+    return mix(0xA5A5A5A5A5A5A5A5, position + 4096)
+
+
+def is_map(value: Any) -> bool:
+    """Map-valued variables get entry-wise terms (immutables.Map, pmap, any Mapping)."""
+    return isinstance(value, Mapping)
+
+
+def variable_term(position: int, value: Any, ren: Renaming = None) -> int:
+    """A variable's term in its state's fingerprint (under renaming ``ren``): the
+    position-mixed fingerprint of its value, or for a map the sum of its entries'."""
+    if isinstance(value, Mapping):
+        if isinstance(value, dict):
+            encode(value)  # refused (mutable), with the standard message
+        items = value.items() if not isinstance(value, PMap) else _items(value)
+        total = map_tag(position)
+        for k, x in items:
+            total += entry_term(position, fingerprint(k, ren), fingerprint(x, ren))
+        return total & _MASK64
+    return mix(fingerprint(value, ren), position)
+
+
+#: Bits per lane of a packed vector (one lane per renaming); a lane holds a sum of at
+#: most 2^16 64-bit terms without overflowing into the next.
+LANE_BITS = 80
+_LANE_BYTES = LANE_BITS // 8
+
+
+class Lanes:
+    """Sums of per-renaming fingerprints packed into one big int, a lane per renaming.
+
+    A state's fingerprint under renaming p is the sum (mod 2^64) over its variables of
+    ``mix(fingerprint(value renamed by p), position)``.  Packing the per-renaming terms
+    of a value into one int makes the whole vector of a state one big-int sum, updated
+    incrementally like the plain sum, and the canonical (symmetry-reduced) fingerprint
+    the minimum lane: exact, one fingerprint per orbit, at the cost of one addition
+    and one unpacking per state instead of an encoding per renaming.
+    """
+
+    __slots__ = ("count", "unpack")
+
+    def __init__(self, count: int) -> None:
+        import struct
+
+        self.count = count
+        self.unpack = struct.Struct("<" + "Q2x" * count).unpack
+
+    def pack(self, terms: list[int]) -> int:
+        """One value's per-renaming terms as a packed vector."""
+        out = 0
+        for i, t in enumerate(terms):
+            out |= t << (LANE_BITS * i)
+        return out
+
+    def minimum(self, vector: int) -> int:
+        """The smallest lane, mod 2^64: the canonical fingerprint."""
+        lanes: tuple[int, ...] = self.unpack(vector.to_bytes(_LANE_BYTES * self.count, "little"))
+        return min(lanes)
+
+
 class StateFingerprinter:
     """Fingerprints whole states, incrementally and under symmetry.
 
-    A state is seen as a tuple of variable values.  For each renaming ``p`` (identity
-    first) and variable ``i`` it keeps ``fps[p * V + i]``, the fingerprint of variable
-    ``i`` renamed by ``p``.  A successor usually shares most variable objects with its
-    parent (pyrsistent's structural sharing), and only the variables that are not the
-    very same object are re-encoded.  The state's fingerprint is the combination for
-    the identity, or with symmetry the minimum over all renamings: the same for every
-    state of an orbit, so the store holds one fingerprint per orbit.
+    A state's fingerprint is the sum mod 2^64 of its variables' position-mixed
+    fingerprints; under symmetry, the minimum over every renaming of that sum (the
+    same for every state of an orbit, so the store holds one fingerprint per orbit).
+    Per variable it keeps that variable's term (a packed :class:`Lanes` vector under
+    symmetry); a successor re-encodes only the variables that are not the very same
+    object as the parent's (structural sharing makes most of them so).
     """
 
-    __slots__ = ("nperms", "nvars", "renamings")
+    __slots__ = ("lanes", "nperms", "nvars", "renamings")
 
     def __init__(self, nvars: int, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.nvars = nvars
         self.renamings: list[Renaming] = [r or None for r in renamings] or [None]
         self.nperms = len(self.renamings)
+        self.lanes = Lanes(self.nperms) if self.nperms > 1 else None
+
+    def term(self, position: int, value: Any) -> int:
+        """One variable's term (see :func:`variable_term`), or the packed vector of
+        its terms under every renaming."""
+        if self.lanes is None:
+            return variable_term(position, value)
+        return self.lanes.pack([variable_term(position, value, r) for r in self.renamings])
+
+    def finish(self, total: int) -> int:
+        """The state's fingerprint from the sum of its terms."""
+        if self.lanes is None:
+            return total & _MASK64
+        return self.lanes.minimum(total)
 
     def initial(self, vals: tuple[Any, ...]) -> tuple[int, tuple[int, ...]]:
         """Fingerprint of a state with no parent: every variable is encoded."""
-        fps = [fingerprint(v, ren) for ren in self.renamings for v in vals]
-        return self._combine(fps), tuple(fps)
+        terms = tuple(self.term(i, v) for i, v in enumerate(vals))
+        return self.finish(sum(terms)), terms
 
     def child(
-        self, vals: tuple[Any, ...], pvals: tuple[Any, ...], pfps: tuple[int, ...]
+        self, vals: tuple[Any, ...], pvals: tuple[Any, ...], pterms: tuple[int, ...]
     ) -> tuple[int, tuple[int, ...]]:
         """Fingerprint of a successor, re-encoding only the variables that changed."""
-        fps = list(pfps)
-        nv = self.nvars
-        for i in range(nv):
+        terms = list(pterms)
+        for i in range(self.nvars):
             v = vals[i]
             if v is not pvals[i]:
-                k = i
-                for ren in self.renamings:
-                    fps[k] = fingerprint(v, ren)
-                    k += nv
-        return self._combine(fps), tuple(fps)
-
-    def _combine(self, fps: list[int]) -> int:
-        nv = self.nvars
-        if self.nperms == 1:
-            return hash(tuple(fps)) & _MASK64
-        return min(hash(tuple(fps[k : k + nv])) & _MASK64 for k in range(0, len(fps), nv))
+                terms[i] = self.term(i, v)
+        return self.finish(sum(terms)), tuple(terms)

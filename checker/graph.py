@@ -16,7 +16,7 @@ from typing import Any
 
 import networkx as nx
 
-from checker.engine import Expansion, Exploration, LocalBackend, Options
+from checker.engine import Exploration, LocalBackend, Options, make_expansion
 from checker.errors import ConfigError, MCheckError
 from checker.model import Model
 from checker.pretty import show
@@ -44,7 +44,7 @@ def state_graph(
     """
     recorder = GraphRecorder(model, keep_states=True)
     opts = Options(deadlock=False, max_states=max_nodes + 1, symmetry=False)
-    backend = LocalBackend(model, Expansion(model, [{}], False), "bfs", None, recorder)
+    backend = LocalBackend(model, make_expansion(model, [{}], False), "bfs", None, recorder)
     outcome = Exploration(model, opts, backend).run()
     if outcome.verdict is Verdict.INCOMPLETE and outcome.stats.distinct > max_nodes:
         raise GraphTooLarge(
@@ -55,7 +55,6 @@ def state_graph(
         raise GraphIncomplete(outcome.reason or outcome.verdict.value)
     rg = recorder.graph
     table = outcome.table
-    fpr = backend.exp
     g: Any = nx.MultiDiGraph()
     depth = [1] * rg.size
     for v in range(rg.size):
@@ -72,7 +71,6 @@ def state_graph(
             depth=depth[v],
             violates=(violates(state) if violates is not None else None) or "",
         )
-    del fpr
     for v in range(rg.size):
         for w, iid in rg.succ[v]:
             ai, params = rg.instances[iid]

@@ -301,10 +301,13 @@ class CompiledSpec:
 
     def successors(self, state: Any) -> list[Successor]:
         """Every enabled action instance, in declaration then parameter order."""
+        return self._successors_of(self._plans, state)
+
+    def _successors_of(self, plans: list[Any], state: Any) -> list[Successor]:
         out: list[Successor] = []
         append = out.append
         state_type = self.state_type
-        for index, name, effect, guard, instances, dynamic, arity in self._plans:
+        for index, name, effect, guard, instances, dynamic, arity in plans:
             if instances is None:
                 try:
                     raw = list(dynamic(state))
@@ -321,7 +324,7 @@ class CompiledSpec:
                     nxt = effect(state, *params)
                     if nxt is None:
                         continue
-                    if type(nxt) is not state_type:
+                    if type(nxt) is not state_type and not isinstance(nxt, state_type or ()):
                         raise _WrongType(nxt)
                     append((index, params, nxt))
             except _WrongType as wrong:
@@ -338,6 +341,45 @@ class CompiledSpec:
             except Exception as exc:
                 raise EvaluationError(f"action {label_of(name, params)}", exc, state) from exc
         return out
+
+    # -- what the fast engine (checker.fast) needs beyond the protocol -------------
+    @property
+    def has_constraint(self) -> bool:
+        """Whether the spec overrides ``constraint`` (else every state is inside)."""
+        return type(self.spec).constraint is not Spec.constraint
+
+    def make_state(self, values: Any) -> Any:
+        """The state whose variables hold ``values`` (in ``var_names`` order); only for
+        NamedTuple states, which :mod:`checker.fast` rebuilds from interned values."""
+        assert self.state_type is not None
+        return self.state_type._make(values)  # type: ignore[attr-defined]
+
+    @property
+    def is_namedtuple_state(self) -> bool:
+        """States are NamedTuples (the fast engine's cached actions need this)."""
+        t = self.state_type
+        return t is not None and issubclass(t, tuple) and hasattr(t, "_fields")
+
+    def family_successors(self, index: int, state: Any) -> list[tuple[tuple[Any, ...], Any]]:
+        """The (parameters, next state) of one action family's enabled instances."""
+        return [(p, t) for ai, p, t in self._successors_of(self._plans[index : index + 1], state)]
+
+    def family_instances(self, index: int) -> list[tuple[Any, ...]] | None:
+        """The parameter tuples of a family with a static domain (None: drawn from the
+        state by ``over_state``)."""
+        instances = self._plans[index][4]
+        return None if instances is None else list(instances)
+
+    def instance_step(self, index: int, params: tuple[Any, ...], state: Any) -> Any:
+        """The next state of one action instance, or None when it is disabled."""
+        plan = self._plans[index]
+        out = self._successors_of([(*plan[:4], [params], None, plan[6])], state)
+        return out[0][2] if out else None
+
+    @property
+    def invariant_predicates(self) -> list[tuple[str, Callable[[Any], bool]]]:
+        """The selected invariants, bound, in order."""
+        return list(self._invariants)
 
     def within(self, state: Any) -> bool:
         """The spec's state constraint."""

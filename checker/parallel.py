@@ -38,12 +38,12 @@ from typing import Any
 from checker.engine import (
     ChunkResult,
     Event,
-    Expansion,
     Key,
     NewState,
     Options,
     WorkerLost,
     _counter,
+    make_expansion,
 )
 from checker.errors import EvaluationError, MCheckError
 from checker.model import Model
@@ -122,6 +122,7 @@ def _worker(
     model: Model,
     renamings: list[dict[Any, Any]],
     deadlock: bool,
+    fast: dict[str, Any],
     inboxes: list[Any],
     conn: Connection,
     others: list[Connection],
@@ -135,7 +136,7 @@ def _worker(
             c.close()
     link = _Link(conn, parent)
     try:
-        _serve(w, n, model, renamings, deadlock, inboxes, link)
+        _serve(w, n, model, renamings, deadlock, fast, inboxes, link)
     except _Stopped:
         return
     except MemoryError:
@@ -155,16 +156,17 @@ def _serve(
     model: Model,
     renamings: list[dict[Any, Any]],
     deadlock: bool,
+    fast: dict[str, Any],
     inboxes: list[Any],
     link: _Link,
 ) -> None:
-    exp = Expansion(model, renamings, deadlock)
+    exp = make_expansion(model, renamings, deadlock, **fast)
     inbox = inboxes[w]
     visited: set[int] = set()
     # Fingerprints this worker already submitted to other owners: they are visited
     # there, whoever won them, so they need never cross a pipe again.
     remote_seen: set[int] = set()
-    frontier: list[tuple[int, Any, Any, Any, int]] = []
+    frontier: list[tuple[int, Any, int]] = []  # (ordinal, handle, depth)
     stash: dict[str, list[Any]] = {}
     nact = len(model.action_names)
 
@@ -188,9 +190,9 @@ def _serve(
         op = cmd[0]
         if op == "seed":
             for ordinal, state, depth in cmd[1]:
-                vals, fp, vf = exp.fingerprint(state)
-                visited.add(fp)
-                frontier.append((ordinal, state, vals, vf, depth))
+                handle = exp.handle_of(state)
+                visited.add(exp.fp_of(handle))
+                frontier.append((ordinal, handle, depth))
             link.send(("ok",))
             continue
         assert op == "level", op
@@ -200,17 +202,16 @@ def _serve(
         generated = 0
         act_gen = [0] * nact
         first: Event | None = None
-        cands: dict[int, tuple[Key, Any, Any, Any, int, int]] = {}
-        for ordinal, state, vals, vfps, depth in frontier:
-            actions, succ, ev = exp.expand(ordinal, state, vals, vfps)
+        cands: dict[int, tuple[Key, Any, int, int]] = {}
+        for ordinal, handle, depth in frontier:
+            actions, succ, ev = exp.expand(ordinal, handle)
             counts.append((ordinal, actions))
             generated += len(actions)
             for ai in actions:
                 act_gen[ai] += 1
-            for k, ai, _params, t, info in succ:
-                if info is None:
+            for k, ai, _params, ch, fp in succ:
+                if fp is None:
                     continue
-                tvals, fp, tvf = info
                 if fp % n == w:
                     if fp in visited:
                         continue
@@ -219,7 +220,7 @@ def _serve(
                 key = (ordinal, k)
                 old = cands.get(fp)
                 if old is None or key < old[0]:
-                    cands[fp] = (key, t, tvals, tvf, ai, depth + 1)
+                    cands[fp] = (key, ch, ai, depth + 1)
             if ev is not None:
                 first = ev  # later entries' keys all come after it
                 break
@@ -254,18 +255,18 @@ def _serve(
             for fp in fps_won:
                 winners.append((cands[fp][0], fp))
         winners.sort()
-        kept: list[tuple[Key, int, Any, Any, Any, int, int]] = []
+        kept: list[tuple[Key, int, Any, int, int]] = []  # (key, fp, handle, action, depth)
         truncated = False
         for key, fp in winners:
             if first is not None and key > first.key:
                 break
-            _, t, tvals, tvf, ai, nd = cands[fp]
+            _, ch, ai, nd = cands[fp]
             if limited:
                 truncated = True
-                ev = exp.check(key, t, False)
+                ev = exp.check(key, ch, False)
             else:
-                kept.append((key, fp, t, tvals, tvf, ai, nd))
-                ev = exp.check(key, t, True)
+                kept.append((key, fp, ch, ai, nd))
+                ev = exp.check(key, ch, True)
             if ev is not None:
                 first = ev if first is None or ev.key < first.key else first
                 break
@@ -273,7 +274,7 @@ def _serve(
         link.send(
             (
                 "checked",
-                [(k, fp, ai, nd) for k, fp, _t, _v, _f, ai, nd in kept],
+                [(k, fp, ai, nd) for k, fp, _h, ai, nd in kept],
                 _event_summary(first),
                 truncated,
             )
@@ -286,20 +287,18 @@ def _serve(
             for _ in range(count):
                 sends[target].append(kept.pop())
         for o in range(n):
-            inboxes[o].put(("ship", [(k, fp, t, ai, nd) for k, fp, t, _v, _f, ai, nd in sends[o]]))
+            # Handles are this process's (interned numbers): ship the states.
+            shipped = [(k, fp, exp.state(h), ai, nd) for k, fp, h, ai, nd in sends[o]]
+            inboxes[o].put(("ship", shipped))
         for part in receive("ship"):
-            for key, _fp, t, ai, nd in part:
-                tvals, fp2, tvf = exp.fingerprint(t)
-                kept.append((key, fp2, t, tvals, tvf, ai, nd))
+            for key, fp, t, ai, nd in part:
+                kept.append((key, fp, exp.handle_of(t), ai, nd))
         kept.sort(key=lambda e: e[0])
         link.send(("keys", [e[0] for e in kept]))
         # -- 4. number the new frontier ---------------------------------------------
         msg = link.recv()
         assert msg[0] == "ordinals", msg[0]
-        frontier = [
-            (o, t, tvals, tvf, nd)
-            for o, (_k, _fp, t, tvals, tvf, _ai, nd) in zip(msg[1], kept, strict=True)
-        ]
+        frontier = [(o, h, nd) for o, (_k, _fp, h, _ai, nd) in zip(msg[1], kept, strict=True)]
         # The coordinator may ask how much of this level one process would have
         # generated before a stop; the next level's command ends the questions.
         before = _counter(counts)
@@ -318,9 +317,13 @@ class WorkerBackend:
         self, model: Model, renamings: list[dict[Any, Any]], deadlock: bool, opts: Options
     ) -> None:
         self.model = model
+        self.renamings = renamings
         self.n = opts.workers
         self.max_depth = opts.max_depth
-        self.exp = Expansion(model, renamings, deadlock)
+        self.exp = make_expansion(model, renamings, deadlock)
+        # The workers' expansions: the same wide variables as this one's pilot found.
+        wide = getattr(self.exp, "wide", None)
+        self.fast: dict[str, Any] = {"wide": set(wide)} if wide is not None else {}
         self.ctx = mp.get_context("fork")
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
@@ -344,8 +347,9 @@ class WorkerBackend:
                     w,
                     self.n,
                     self.model,
-                    self.exp.fpr.renamings,
+                    self.renamings,
                     self.exp.deadlock,
+                    self.fast,
                     self.inboxes,
                     child,
                     others,
@@ -428,9 +432,9 @@ class WorkerBackend:
         seeds: list[list[tuple[int, Any, int]]] = [[] for _ in range(self.n)]
         seen: set[int] = set()
 
-        def store(key: Key, fp: int, s: Any, vals: Any, vf: Any) -> None:
+        def store(key: Key, fp: int, handle: Any) -> None:
             # Initial states are numbered in order: the n-th new one is ordinal n.
-            seeds[fp % self.n].append((len(seen), s, 1))
+            seeds[fp % self.n].append((len(seen), self.exp.state(handle), 1))
             seen.add(fp)
 
         new, event = self.exp.initial(seen.__contains__, store)

@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from checker.engine import Expansion, Exploration, LocalBackend, Options, Outcome
+from checker.engine import Exploration, LocalBackend, Options, Outcome, make_expansion
 from checker.errors import ConfigError
 from checker.fingerprint import StateFingerprinter, collision_probability
 from checker.liveness import Lasso, check_property
@@ -105,7 +105,7 @@ def _explore(
 
         backend: Any = WorkerBackend(model, renamings, deadlock, opts)
     else:
-        expansion = Expansion(model, renamings, deadlock)
+        expansion = make_expansion(model, renamings, deadlock)
         backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
     return Exploration(model, opts, backend).run()
 
