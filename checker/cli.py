@@ -215,6 +215,11 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     help="Worker processes (breadth-first; same results as one).",
 )
 @click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Run every action directly (no cached outcomes): slower, for cross-checking.",
+)
+@click.option(
     "--trace-out",
     type=click.Path(dir_okay=False),
     help="Where to save a counterexample (default traces/<spec>-<variant>-<property>.itf.json).",
@@ -234,6 +239,7 @@ def run(
     timeout: float | None,
     properties: tuple[str, ...],
     workers: int,
+    no_cache: bool,
     trace_out: str | None,
     no_color: bool,
     as_json: bool,
@@ -253,6 +259,7 @@ def run(
         timeout=timeout,
         progress=progress,
         workers=workers,
+        cache=not no_cache,
     )
     if not as_json:
         how = strategy + (", symmetry" if model.symmetric and not model.temporal else "")

@@ -54,6 +54,8 @@ class Options:
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
     workers: int = 1
+    #: Use the fast engine's caches (checker.fast); False runs every action directly.
+    cache: bool = True
 
     def validate(self) -> None:
         """Refuse options that do not make sense, loudly (never ignore one)."""
@@ -308,12 +310,13 @@ class Expansion:
 
 
 def make_expansion(
-    model: Model, renamings: list[dict[Any, Any]], deadlock: bool, **fast: Any
+    model: Model, renamings: list[dict[Any, Any]], deadlock: bool, cache: bool = True, **fast: Any
 ) -> Any:
-    """The fast expansion for a compiled spec with NamedTuple states, else the plain one."""
+    """The fast expansion for a compiled spec with NamedTuple states (unless ``cache``
+    is off), else the plain one."""
     from checker import fast as fast_module
 
-    if fast_module.supports(model):
+    if cache and fast_module.supports(model):
         try:
             return fast_module.FastExpansion(model, renamings, deadlock, **fast)  # type: ignore[arg-type]
         except fast_module.Unsuitable:

@@ -554,6 +554,7 @@ class FastExpansion:
         wide: set[int] | None = None,
         fixed: dict[int, tuple[Any, ...]] | None = None,
         uncached: set[str] | None = None,
+        whole: set[int] | None = None,
     ) -> None:
         self.model = model
         self.deadlock = deadlock
@@ -565,7 +566,7 @@ class FastExpansion:
             wide, fixed = pilot(model)
         self.wide = sorted(wide)
         self.wide_set = set(self.wide)
-        self.fixed = dict(fixed)
+        self.fixed = {i: k for i, k in fixed.items() if i not in (whole or set())}
         # The slots: whole narrow variables, and the entries of fixed-key maps.
         self.tables: list[SlotTable] = []
         self.whole_slot = [-1] * self.nvars

@@ -342,6 +342,16 @@ class CompiledSpec:
                 raise EvaluationError(f"action {label_of(name, params)}", exc, state) from exc
         return out
 
+    def without_invariants(self) -> CompiledSpec:
+        """The same model checking no invariant (a liveness graph pass after a
+        safety pass that already checked them)."""
+        import copy
+
+        other = copy.copy(self)
+        other.invariant_names = ()
+        other._invariants = []
+        return other
+
     # -- what the fast engine (checker.fast) needs beyond the protocol -------------
     @property
     def has_constraint(self) -> bool:

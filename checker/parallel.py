@@ -46,6 +46,7 @@ from checker.engine import (
     make_expansion,
 )
 from checker.errors import EvaluationError, MCheckError
+from checker.fast import CacheUnsound, LayoutChanged
 from checker.model import Model
 
 #: How long a worker waits for a peer's message before checking for a stop.
@@ -139,6 +140,12 @@ def _worker(
         _serve(w, n, model, renamings, deadlock, fast, inboxes, link)
     except _Stopped:
         return
+    except CacheUnsound as exc:
+        with contextlib.suppress(Exception):
+            link.send(("unsound", exc.what))
+    except LayoutChanged as exc:
+        with contextlib.suppress(Exception):
+            link.send(("layout", exc.var))
     except MemoryError:
         with contextlib.suppress(Exception):
             link.send(("failed", f"worker {w} ran out of memory"))
@@ -314,16 +321,22 @@ class WorkerBackend:
     """The :class:`~checker.engine.Backend` over N worker processes (BFS only)."""
 
     def __init__(
-        self, model: Model, renamings: list[dict[Any, Any]], deadlock: bool, opts: Options
+        self,
+        model: Model,
+        renamings: list[dict[Any, Any]],
+        deadlock: bool,
+        opts: Options,
+        fast: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.renamings = renamings
         self.n = opts.workers
         self.max_depth = opts.max_depth
-        self.exp = make_expansion(model, renamings, deadlock)
-        # The workers' expansions: the same wide variables as this one's pilot found.
-        wide = getattr(self.exp, "wide", None)
-        self.fast: dict[str, Any] = {"wide": set(wide)} if wide is not None else {}
+        self.exp = make_expansion(model, renamings, deadlock, **(fast or {}))
+        # The workers' expansions: the same layout as this one's pilot found.
+        self.fast: dict[str, Any] = dict(fast or {})
+        if hasattr(self.exp, "wide"):  # the fast engine
+            self.fast.update(wide=set(self.exp.wide), fixed=dict(self.exp.fixed))
         self.ctx = mp.get_context("fork")
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
@@ -374,6 +387,10 @@ class WorkerBackend:
                     raise WorkerLost(self._death(w)) from None
                 if msg[0] == "failed":
                     raise WorkerLost(msg[1])
+                if msg[0] == "unsound":
+                    raise CacheUnsound(msg[1])
+                if msg[0] == "layout":
+                    raise LayoutChanged(msg[1])
                 return msg
             if proc.sentinel in ready or not proc.is_alive():
                 raise WorkerLost(self._death(w))

@@ -21,9 +21,10 @@ from typing import Any
 
 from checker.engine import Exploration, LocalBackend, Options, Outcome, make_expansion
 from checker.errors import ConfigError
+from checker.fast import CacheUnsound, LayoutChanged
 from checker.fingerprint import StateFingerprinter, collision_probability
 from checker.liveness import Lasso, check_property
-from checker.model import Model
+from checker.model import CompiledSpec, Model
 from checker.result import Result, Verdict
 from checker.stategraph import GraphRecorder, StateGraph
 from checker.symmetry import check_symmetry
@@ -60,8 +61,7 @@ def run(model: Model, options: Options | None = None) -> Result:
     if graph_now:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
-    recorder = GraphRecorder(model) if graph_now else None
-    outcome = _explore(model, opts, renamings, deadlock, recorder)
+    outcome, recorder = _explore(model, opts, renamings, deadlock, graph_now, warnings)
     trace = _counterexample(model, outcome, renamings)
     result = _result(model, opts, outcome, symmetric, trace, warnings)
     if liveness and result.verdict is Verdict.OK:
@@ -74,8 +74,10 @@ def run(model: Model, options: Options | None = None) -> Result:
                     result, verdict=Verdict.INCOMPLETE, reason=f"timeout {opts.timeout}s reached"
                 )
             graph_opts = replace(opts, timeout=remaining, deadlock=False)
-            recorder = GraphRecorder(model)
-            graph_outcome = _explore(_Unchecked(model), graph_opts, [{}], False, recorder)
+            unchecked = model.without_invariants() if isinstance(model, CompiledSpec) else model
+            graph_outcome, recorder = _explore(
+                unchecked, graph_opts, [{}], False, True, result.warnings
+            )
             if graph_outcome.verdict is not Verdict.OK:
                 reason = f"{graph_outcome.reason} while building the liveness graph"
                 return replace(
@@ -88,6 +90,7 @@ def run(model: Model, options: Options | None = None) -> Result:
                     graph=(graph_outcome.stats.distinct, 0),
                 )
             outcome = graph_outcome
+        assert recorder is not None
         result = _liveness(model, opts, recorder.graph, outcome, result, deadline)
     result.stats.seconds = time.perf_counter() - t0
     return result
@@ -98,32 +101,38 @@ def _explore(
     opts: Options,
     renamings: list[dict[Any, Any]],
     deadlock: bool,
-    recorder: GraphRecorder | None,
-) -> Outcome:
-    if opts.workers > 1:
-        from checker.parallel import WorkerBackend
+    graph: bool,
+    warnings: list[str],
+) -> tuple[Outcome, GraphRecorder | None]:
+    """One exploration (recording the state graph if asked).  When the fast engine
+    finds a cached action that does not replay directly, or a map whose keys it took
+    for fixed change, the exploration starts again with that action uncached (or that
+    map whole), and the run says so."""
+    fast: dict[str, Any] = {"uncached": set(), "whole": set(), "cache": opts.cache}
+    while True:
+        recorder = GraphRecorder(model) if graph else None
+        try:
+            if opts.workers > 1:
+                from checker.parallel import WorkerBackend
 
-        backend: Any = WorkerBackend(model, renamings, deadlock, opts)
-    else:
-        expansion = make_expansion(model, renamings, deadlock)
-        backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
-    return Exploration(model, opts, backend).run()
-
-
-class _Unchecked:
-    """A model seen without its invariants (for the liveness graph pass)."""
-
-    def __init__(self, model: Model) -> None:
-        self._model = model
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
-
-    invariant_names: tuple[str, ...] = ()
-
-    def violated_invariant(self, state: Any) -> str | None:
-        """No invariant: the first pass checked them all."""
-        return None
+                backend: Any = WorkerBackend(model, renamings, deadlock, opts, fast)
+            else:
+                expansion = make_expansion(model, renamings, deadlock, **fast)
+                backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
+            return Exploration(model, opts, backend).run(), recorder
+        except CacheUnsound as exc:
+            if exc.what in fast["uncached"]:
+                raise
+            fast["uncached"].add(exc.what)
+            warnings.append(
+                f"{exc.what}: a cached result differed from running it directly (it reads "
+                "the state in a way mcheck cannot follow, or is not a pure function of "
+                "the state); the exploration was redone with it uncached"
+            )
+        except LayoutChanged as exc:
+            if exc.var in fast["whole"]:
+                raise
+            fast["whole"].add(exc.var)
 
 
 def _fingerprint_fn(model: Model, renamings: list[dict[Any, Any]]) -> Any:

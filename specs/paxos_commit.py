@@ -206,7 +206,7 @@ class PaxosCommit(Spec):
         per_rm = [(b, ms) for b in self.Ballot for ms in self.majorities()]
         return [tuple(w) for w in product(per_rm, repeat=len(self.RM))]
 
-    @action(over=lambda self: [(w,) for w in self._commit_witnesses()])
+    @action(over=lambda self: self._commit_witnesses())
     def DecideCommit(self, s: PaxosCommitState, witness: Any) -> PaxosCommitState | None:
         """Every instance chose prepared (witness: a ballot and majority per RM): the
         leader sends Commit."""

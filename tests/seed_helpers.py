@@ -38,3 +38,18 @@ def replay_on(
 
 def _recorded(model: CompiledSpec) -> dict[str, Any]:
     return dict(model.spec.constant_values)
+
+
+def figures(r: Result, per_action: bool = False) -> tuple[Any, ...]:
+    """What two runs of one check must agree on: verdict, counts, depth and trace."""
+    base: tuple[Any, ...] = (
+        r.verdict,
+        r.violated,
+        r.stats.distinct,
+        r.stats.generated,
+        r.stats.depth,
+        tuple(r.trace.labels()) if r.trace is not None else None,
+    )
+    if per_action:
+        base += (tuple(r.stats.action_generated), tuple(r.stats.action_distinct))
+    return base

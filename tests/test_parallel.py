@@ -13,19 +13,9 @@ from checker.result import Verdict
 from specs.die_hard import DieHard
 from specs.raft import Raft
 from specs.two_phase import TwoPhase
+from tests.seed_helpers import figures
 from tests.test_explore_properties import graphs
 from tests.toy_models import GraphModel
-
-
-def _summary(r: Any) -> tuple[Any, ...]:
-    return (
-        r.verdict,
-        r.violated,
-        r.stats.distinct,
-        r.stats.generated,
-        r.stats.depth,
-        r.trace.labels() if r.trace is not None else None,
-    )
 
 
 @settings(max_examples=25, deadline=None)
@@ -37,7 +27,7 @@ def test_two_workers_equal_one_on_random_graphs(case: Any, deadlock: bool) -> No
         GraphModel(inits, edges, bad=lambda s: s in bad),
         Options(deadlock=deadlock, workers=2),
     )
-    assert _summary(one) == _summary(two)
+    assert figures(one) == figures(two)
 
 
 def test_workers_equal_one_on_shipped_specs() -> None:
@@ -51,7 +41,7 @@ def test_workers_equal_one_on_shipped_specs() -> None:
         one = check_spec(spec, Options(symmetry=sym))
         for workers in (2, 3):
             many = check_spec(spec, Options(symmetry=sym, workers=workers))
-            assert _summary(one) == _summary(many)
+            assert figures(one) == figures(many)
     r = check_spec(Raft(Server="2", MaxTerm=2, MaxLogLen=1), Options(symmetry=False, workers=2))
     assert (r.verdict, r.stats.distinct, r.stats.generated, r.stats.depth) == (
         Verdict.OK,
