@@ -46,14 +46,12 @@ from pyrsistent import PMap, pmap
 from checker.engine import Event, Key, NewState
 from checker.errors import EvaluationError, SpecError
 from checker.fingerprint import (
-    Lanes,
     StateValueError,
+    TermCalculator,
     encode,
     entry_term,
-    fingerprint,
     in_order,
     map_tag,
-    variable_term,
 )
 from checker.model import CompiledSpec
 
@@ -588,8 +586,9 @@ class FastExpansion:
         self.nb = WIDTH * self.nslots  # bits of slot numbers in a packed state
         self.shift = [WIDTH * s for s in range(self.nslots)]
         self.mapcache: dict[int, dict[tuple[int, ...], Any]] = {i: {} for i in self.decomposed}
-        self.rens = [r or None for r in renamings] or [None]
-        self.lanes = Lanes(len(self.rens)) if len(self.rens) > 1 else None
+        self.calc = TermCalculator(renamings)
+        self.rens = self.calc.rens
+        self.lanes = self.calc.lanes
         base = sum(map_tag(i) for i in self.decomposed)
         self.base = self.lanes.pack([base] * len(self.rens)) if self.lanes else base
         self.tracked: Any = _tracked_class(model.state_type, self.decomposed, self.whole_slot)  # type: ignore[arg-type]
@@ -617,24 +616,24 @@ class FastExpansion:
         table = self.tables[slot]
         try:
             if table.var in self.decomposed:
-                k = table.key
+                kf = self.calc.fps(table.key)
+                vf = self.calc.fps(value)
                 if self.lanes is None:
-                    return entry_term(table.var, fingerprint(k), fingerprint(value))
+                    return entry_term(table.var, kf[0], vf[0])
                 return self.lanes.pack(
-                    [
-                        entry_term(table.var, fingerprint(k, r), fingerprint(value, r))
-                        for r in self.rens
-                    ]
+                    [entry_term(table.var, kf[r], vf[r]) for r in range(len(self.rens))]
                 )
             return self._var_term(table.var, value)
         except StateValueError as exc:
             raise SpecError(f"{self.model.name}: variable {table.name} holds {exc}") from None
 
-    def _var_term(self, var: int, value: Any) -> int:
+    def _var_term(self, var: int, value: Any, old: Any = None, old_term: int = 0) -> int:
+        """A variable's term; with its value and term in the parent state, updated
+        from them (a wide set gaining one message costs one element term)."""
         try:
-            if self.lanes is None:
-                return variable_term(var, value)
-            return self.lanes.pack([variable_term(var, value, r) for r in self.rens])
+            if old is None:
+                return self.calc.term(var, value)
+            return self.calc.update(var, value, old, old_term)
         except StateValueError as exc:
             raise SpecError(
                 f"{self.model.name}: variable {self.model.var_names[var]} holds {exc}"
@@ -1117,7 +1116,7 @@ class FastExpansion:
         for j, p in enumerate(self.wide):
             v = vals[p]
             if v is not wides[j]:
-                term = self._var_term(p, v)
+                term = self._var_term(p, v, wides[j], wterms[j])
                 h += (term - wterms[j]) << nb
                 nw[j] = v
                 nt[j] = term

@@ -254,14 +254,32 @@ def map_tag(position: int) -> int:
     return mix(0xA5A5A5A5A5A5A5A5, position + 4096)
 
 
+def set_tag(position: int) -> int:
+    """The constant term of a set-valued variable (an empty set is not nothing)."""
+    return mix(0x5A5A5A5A5A5A5A5A, position + 8192)
+
+
+def element_term(position: int, element_fp: int) -> int:
+    """The term of one element of a set-valued variable: like a map's entries, a set's
+    elements add up one by one, so adding a message to a large set changes one term."""
+    return mix(element_fp, position + 12288)
+
+
 def is_map(value: Any) -> bool:
     """Map-valued variables get entry-wise terms (immutables.Map, pmap, any Mapping)."""
     return isinstance(value, Mapping)
 
 
+def is_set(value: Any) -> bool:
+    """Set-valued variables get element-wise terms (frozenset, pyrsistent pset)."""
+    return isinstance(value, frozenset | PSet)
+
+
 def variable_term(position: int, value: Any, ren: Renaming = None) -> int:
     """A variable's term in its state's fingerprint (under renaming ``ren``): the
-    position-mixed fingerprint of its value, or for a map the sum of its entries'."""
+    position-mixed fingerprint of its value; for a map the sum of its entries' terms,
+    for a set the sum of its elements' (the definition :class:`TermCalculator`
+    computes incrementally)."""
     if isinstance(value, Mapping):
         if isinstance(value, dict):
             encode(value)  # refused (mutable), with the standard message
@@ -269,6 +287,11 @@ def variable_term(position: int, value: Any, ren: Renaming = None) -> int:
         total = map_tag(position)
         for k, x in items:
             total += entry_term(position, fingerprint(k, ren), fingerprint(x, ren))
+        return total & _MASK64
+    if isinstance(value, frozenset | PSet):
+        total = set_tag(position)
+        for x in value:
+            total += element_term(position, fingerprint(x, ren))
         return total & _MASK64
     return mix(fingerprint(value, ren), position)
 
@@ -305,37 +328,164 @@ class Lanes:
             out |= t << (LANE_BITS * i)
         return out
 
+    def split(self, vector: int) -> tuple[int, ...]:
+        """The lanes of a vector, each mod 2^64."""
+        return self.unpack(vector.to_bytes(_LANE_BYTES * self.count, "little"))
+
     def minimum(self, vector: int) -> int:
         """The smallest lane, mod 2^64: the canonical fingerprint."""
         lanes: tuple[int, ...] = self.unpack(vector.to_bytes(_LANE_BYTES * self.count, "little"))
         return min(lanes)
 
 
+_MISSING = object()
+#: Element and entry fingerprints a calculator remembers before starting afresh.
+MEMO_SIZE = 1 << 18
+
+
+class TermCalculator:
+    """Variable terms (see :func:`variable_term`) under a list of renamings: one int, or
+    a packed :class:`Lanes` vector of one term per renaming.
+
+    The fingerprints of set elements and map entries are remembered (a message in a
+    large set is encoded once, not once per state that holds it), and the term of a
+    collection is updated from its predecessor's by what changed: a set that gains one
+    message costs a C-level set difference and one element term, not an encoding of
+    the whole set.  Remembered values are keyed by type and value, so records of
+    different classes that compare equal as tuples keep their own fingerprints.
+    """
+
+    __slots__ = ("lanes", "memo", "rens")
+
+    def __init__(self, renamings: list[dict[ModelValue, ModelValue]]) -> None:
+        self.rens: list[Renaming] = [r or None for r in renamings] or [None]
+        self.lanes = Lanes(len(self.rens)) if len(self.rens) > 1 else None
+        self.memo: dict[Any, tuple[int, ...]] = {}
+
+    def fps(self, x: Any) -> tuple[int, ...]:
+        """The fingerprint of a (hashable) value under each renaming, remembered."""
+        key = (type(x), x)
+        got = self.memo.get(key)
+        if got is None:
+            got = tuple(fingerprint(x, r) for r in self.rens)
+            if len(self.memo) >= MEMO_SIZE:
+                self.memo.clear()
+            self.memo[key] = got
+        return got
+
+    def _pack(self, terms: list[int]) -> int:
+        if self.lanes is None:
+            return terms[0] & _MASK64
+        return self.lanes.pack([t & _MASK64 for t in terms])
+
+    def term(self, position: int, value: Any) -> int:
+        """A variable's term, computed from its value alone."""
+        n = len(self.rens)
+        if isinstance(value, Mapping):
+            if isinstance(value, dict):
+                encode(value)  # refused (mutable), with the standard message
+            items = value.items() if not isinstance(value, PMap) else _items(value)
+            totals = [map_tag(position)] * n
+            for k, x in items:
+                kf = self.fps(k)
+                xf = self.fps(x)
+                for r in range(n):
+                    totals[r] += entry_term(position, kf[r], xf[r])
+            return self._pack(totals)
+        if isinstance(value, frozenset | PSet):
+            totals = [set_tag(position)] * n
+            for x in value:
+                xf = self.fps(x)
+                for r in range(n):
+                    totals[r] += element_term(position, xf[r])
+            return self._pack(totals)
+        return self._pack([mix(fingerprint(value, r), position) for r in self.rens])
+
+    def update(self, position: int, new: Any, old: Any, old_term: int) -> int:
+        """The term of ``new`` from that of ``old`` (the same variable in the parent
+        state): for two sets or two maps, adjusted by the elements or entries that
+        differ; otherwise computed afresh."""
+        if type(new) is frozenset and type(old) is frozenset:
+            added: Any = new - old
+            removed: Any = old - new
+            return self._adjust(old_term, position, added, removed, None, None)
+        if isinstance(new, Mapping) and isinstance(old, Mapping) and type(new) is type(old):
+            if isinstance(new, dict):
+                encode(new)  # refused (mutable), with the standard message
+            if len(old) > 2 * len(new) + 8:
+                return self.term(position, new)
+            plus = []
+            minus = []
+            get = old.get
+            for k, x in new.items():
+                y = get(k, _MISSING)
+                if y is not x and (y is _MISSING or type(y) is not type(x) or y != x):
+                    plus.append((k, x))
+                    if y is not _MISSING:
+                        minus.append((k, y))
+            if len(new) - (len(plus) - len(minus)) != len(old):
+                for k, y in old.items():
+                    if k not in new:
+                        minus.append((k, y))
+            return self._adjust(old_term, position, None, None, plus, minus)
+        return self.term(position, new)
+
+    def _adjust(
+        self,
+        old_term: int,
+        position: int,
+        added: Any,
+        removed: Any,
+        plus: list[tuple[Any, Any]] | None,
+        minus: list[tuple[Any, Any]] | None,
+    ) -> int:
+        n = len(self.rens)
+        lanes = self.lanes
+        totals: list[int] = [old_term] if lanes is None else list(lanes.split(old_term))
+        if added is not None:
+            for x in added:
+                xf = self.fps(x)
+                for r in range(n):
+                    totals[r] += element_term(position, xf[r])
+            for x in removed:
+                xf = self.fps(x)
+                for r in range(n):
+                    totals[r] -= element_term(position, xf[r])
+        else:
+            assert plus is not None and minus is not None
+            for sign, pairs in ((1, plus), (-1, minus)):
+                for k, x in pairs:
+                    kf = self.fps(k)
+                    xf = self.fps(x)
+                    for r in range(n):
+                        totals[r] += sign * entry_term(position, kf[r], xf[r])
+        return self._pack(totals)
+
+
 class StateFingerprinter:
     """Fingerprints whole states, incrementally and under symmetry.
 
-    A state's fingerprint is the sum mod 2^64 of its variables' position-mixed
-    fingerprints; under symmetry, the minimum over every renaming of that sum (the
-    same for every state of an orbit, so the store holds one fingerprint per orbit).
-    Per variable it keeps that variable's term (a packed :class:`Lanes` vector under
-    symmetry); a successor re-encodes only the variables that are not the very same
-    object as the parent's (structural sharing makes most of them so).
+    A state's fingerprint is the sum mod 2^64 of its variables' terms; under symmetry,
+    the minimum over every renaming of that sum (the same for every state of an orbit,
+    so the store holds one fingerprint per orbit).  Per variable it keeps that
+    variable's term (a packed :class:`Lanes` vector under symmetry); a successor
+    re-encodes only the variables that are not the very same object as the parent's
+    (structural sharing makes most of them so), and a set or map only by what changed.
     """
 
-    __slots__ = ("lanes", "nperms", "nvars", "renamings")
+    __slots__ = ("calc", "lanes", "nperms", "nvars", "renamings")
 
     def __init__(self, nvars: int, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.nvars = nvars
-        self.renamings: list[Renaming] = [r or None for r in renamings] or [None]
+        self.calc = TermCalculator(renamings)
+        self.renamings = self.calc.rens
         self.nperms = len(self.renamings)
-        self.lanes = Lanes(self.nperms) if self.nperms > 1 else None
+        self.lanes = self.calc.lanes
 
     def term(self, position: int, value: Any) -> int:
         """One variable's term (see :func:`variable_term`), or the packed vector of
         its terms under every renaming."""
-        if self.lanes is None:
-            return variable_term(position, value)
-        return self.lanes.pack([variable_term(position, value, r) for r in self.renamings])
+        return self.calc.term(position, value)
 
     def finish(self, total: int) -> int:
         """The state's fingerprint from the sum of its terms."""
@@ -345,7 +495,7 @@ class StateFingerprinter:
 
     def initial(self, vals: tuple[Any, ...]) -> tuple[int, tuple[int, ...]]:
         """Fingerprint of a state with no parent: every variable is encoded."""
-        terms = tuple(self.term(i, v) for i, v in enumerate(vals))
+        terms = tuple(self.calc.term(i, v) for i, v in enumerate(vals))
         return self.finish(sum(terms)), terms
 
     def child(
@@ -353,8 +503,9 @@ class StateFingerprinter:
     ) -> tuple[int, tuple[int, ...]]:
         """Fingerprint of a successor, re-encoding only the variables that changed."""
         terms = list(pterms)
+        update = self.calc.update
         for i in range(self.nvars):
             v = vals[i]
             if v is not pvals[i]:
-                terms[i] = self.term(i, v)
+                terms[i] = update(i, v, pvals[i], pterms[i])
         return self.finish(sum(terms)), tuple(terms)

@@ -382,6 +382,19 @@ class CompiledSpec:
 
     def instance_step(self, index: int, params: tuple[Any, ...], state: Any) -> Any:
         """The next state of one action instance, or None when it is disabled."""
+        _, _, effect, guard, _, _, _ = self._plans[index]
+        try:
+            if guard is not None and not guard(state, *params):
+                return None
+            nxt = effect(state, *params)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise EvaluationError(
+                f"action {label_of(self._plans[index][1], params)}", exc, state
+            ) from exc
+        if nxt is None or type(nxt) is self.state_type:
+            return nxt
         plan = self._plans[index]
         out = self._successors_of([(*plan[:4], [params], None, plan[6])], state)
         return out[0][2] if out else None
