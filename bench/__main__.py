@@ -4,7 +4,9 @@ Every row runs in a fresh process (so its peak RSS is its own).  Rows marked wit
 baseline also run, in that same process, a minimal hand-written checker of the same
 model (plain tuples, a Python set), and print mcheck's throughput as a fraction of it.
 ``python -m bench --quick`` skips the long rows; ``python -m bench raft`` runs the rows
-whose name contains "raft".
+whose name contains "raft".  Afterwards :mod:`bench.compare` times mcheck against the
+Python peers (minicheck, musil) on mini-Raft; ``--no-peers`` skips that, ``--peers-only``
+runs only it; ``--rounds=N`` takes each row's median of N runs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 
 from rich.console import Console
 from rich.table import Table
+
+from bench import compare
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,10 @@ class Row:
 
 
 ROWS = [
+    # The issue-12 yardstick, idiomatic pmap spec against tuples in a set (bench/mini_raft*).
+    Row("mini-Raft MaxTerm=4 MaxLog=2", "bench.mini_raft", {}, baseline=True),
+    Row("mini-Raft, symmetry", "bench.mini_raft", {}, symmetry=True, baseline=True),
+    Row("mini-Raft, 2 workers", "bench.mini_raft", {}, workers=2),
     Row("die_hard", "die_hard", {"Target": "99"}, baseline=True),
     Row("raft MaxLogLen=0", "raft", {"MaxLogLen": "0"}, baseline=True),
     Row("raft MaxLogLen=0, 2 workers", "raft", {"MaxLogLen": "0"}, workers=2),
@@ -122,17 +130,28 @@ def run_row(row: Row) -> dict[str, float]:
         "invariants": list(row.invariants),
     }
     cmd = [sys.executable, "-m", "bench.one", json.dumps(job)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    # A session of its own, so the row is not charged for our terminal's signals or load.
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, start_new_session=True)
     data: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     return data
+
+
+def median_row(row: Row, rounds: int) -> dict[str, float]:
+    """Run a row ``rounds`` times; the run with the median time (all its figures)."""
+    runs = sorted((run_row(row) for _ in range(rounds)), key=lambda d: d["seconds"])
+    return runs[len(runs) // 2]
 
 
 def main(argv: list[str]) -> None:
     """Run the benchmark rows and print the table."""
     quick = "--quick" in argv
+    rounds = next((int(a.split("=", 1)[1]) for a in argv if a.startswith("--rounds=")), 1)
     only = [a for a in argv if not a.startswith("--")]
     # Wide enough for the whole table in a CI log, whatever the terminal.
     console = Console(width=max(170, Console().width))
+    if "--peers-only" in argv:
+        compare.main(console=console)
+        return
     table = Table(title="mcheck benchmarks (raft: 3 servers, Value={v1}, MaxTerm=2, MaxMsgs=1)")
     for col in (
         "benchmark",
@@ -156,7 +175,7 @@ def main(argv: list[str]) -> None:
         if only and not any(o.lower() in row.name.lower() for o in only):
             continue
         console.print(f"running {row.name} ...", style="dim")
-        d = run_row(row)
+        d = median_row(row, rounds)
         secs = d["seconds"]
         gen_rate = d["generated"] / secs if secs else 0.0
         base = ""
@@ -188,6 +207,8 @@ def main(argv: list[str]) -> None:
             ratio,
         )
     console.print(table)
+    if "--no-peers" not in argv and not only:
+        compare.main(rounds=1 if quick else 3, console=console)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,13 @@ def _rss_kb() -> int:
     return 0
 
 
-def _baseline(spec: str, consts: dict[str, str]) -> tuple[int, int] | None:
+def _baseline(spec: str, consts: dict[str, str], symmetry: bool) -> tuple[int, int] | None:
+    if spec == "bench.mini_raft":
+        from bench.mini_raft_plain import MiniRaftPlain, plain_bfs
+
+        model = MiniRaftPlain(3, int(consts.get("MaxTerm", 4)), int(consts.get("MaxLog", 2)))
+        distinct, generated, _depth = plain_bfs(model, symmetry)
+        return distinct, generated
     if spec == "raft":
         from bench.raft_baseline import explore
 
@@ -85,7 +91,7 @@ def main(argv: list[str]) -> None:
     gc.collect()
     if job.get("baseline"):
         t1 = time.perf_counter()
-        got = _baseline(spec, consts)
+        got = _baseline(spec, consts, job.get("symmetry", False))
         if got is not None:
             out["baseline_seconds"] = time.perf_counter() - t1
             out["baseline_distinct"], out["baseline_generated"] = got

@@ -1,0 +1,35 @@
+"""The bench's mini-Raft: the idiomatic spec and its plain twin explore the same space.
+
+``make bench`` times mcheck on :mod:`bench.mini_raft` against the plain BFS and the
+Python peers on :mod:`bench.mini_raft_plain`; the ratios mean something only if the two
+are the same model.  Small bounds here, the bench's bounds in ``make bench``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.mini_raft import MiniRaft
+from bench.mini_raft_plain import MiniRaftPlain, plain_bfs
+from checker import CompiledSpec, Options, run
+from checker.result import Verdict
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize(("max_term", "max_log"), [(2, 1), (2, 2)])
+def test_mini_raft_twins_agree(max_term: int, max_log: int, symmetry: bool) -> None:
+    spec = MiniRaft(MaxTerm=max_term, MaxLog=max_log)
+    result = run(CompiledSpec(spec), Options(symmetry=symmetry))
+    distinct, generated, depth = plain_bfs(MiniRaftPlain(3, max_term, max_log), symmetry)
+    assert result.verdict is Verdict.OK
+    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (
+        distinct,
+        generated,
+        depth,
+    )
+
+
+def test_mini_raft_published_small_figures() -> None:
+    """Pinned once from both twins; a change to either model shows up here."""
+    result = run(CompiledSpec(MiniRaft(MaxTerm=2, MaxLog=1)), Options(symmetry=False))
+    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (6723, 15829, 14)
