@@ -528,6 +528,47 @@ def stop_signals() -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+class DeadlineReached(KeyboardInterrupt):
+    """Raised by :func:`watchdog` when ``--timeout`` passes inside one long step (a state
+    whose fingerprint needs 9! renamings, a huge chunk): the run stops like Ctrl-C, but
+    reports the timeout."""
+
+
+#: How long after the deadline the watchdog fires: the explorer's own check between
+#: chunks normally stops the run first, cleanly and without unwinding a step.
+WATCHDOG_GRACE = 1.0
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise DeadlineReached
+
+
+@contextmanager
+def watchdog(deadline: float | None) -> Iterator[None]:
+    """Within this block, a ``deadline`` (``time.perf_counter()`` seconds) overrun by
+    :data:`WATCHDOG_GRACE` raises :class:`DeadlineReached` wherever the run is.
+
+    A real-time interval timer (SIGALRM), main thread only; forked workers do not
+    inherit it, and the timer is cancelled on leaving, so the report is never cut.
+    Nested blocks share the outermost one's timer."""
+    if deadline is None or signal.getsignal(signal.SIGALRM) is _on_alarm:
+        yield  # no deadline, or an enclosing watchdog already keeps it
+        return
+    try:
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        signal.setitimer(
+            signal.ITIMER_REAL, max(0.001, deadline - time.perf_counter() + WATCHDOG_GRACE)
+        )
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 class Exploration:
     """The coordinator: commits chunk results in order, keeps the trace table, the
     statistics and the limits, and turns the earliest event into an :class:`Outcome`."""
@@ -552,7 +593,7 @@ class Exploration:
         reserve: bytearray | None = bytearray(8 << 20)
         outcome: Outcome | None = None
         try:
-            with stop_signals():
+            with stop_signals(), watchdog(deadline):
                 outcome = self._commit(self.backend.start())
                 while outcome is None and self.backend.pending():
                     now = time.perf_counter()
@@ -564,6 +605,8 @@ class Exploration:
                         stats.seconds = now - t0
                         opts.progress(stats)
                     outcome = self._commit(self.backend.step())
+        except DeadlineReached:
+            outcome = self._stop(Verdict.INCOMPLETE, f"timeout {opts.timeout}s reached")
         except KeyboardInterrupt:
             # The run is over: a second Ctrl-C must not break the report of this one.
             ignore_interrupts()

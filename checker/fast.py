@@ -589,7 +589,7 @@ class FastExpansion:
         self.calc = TermCalculator(renamings)
         self.rens = self.calc.rens
         self.lanes = self.calc.lanes
-        base = sum(map_tag(i) for i in self.decomposed)
+        base = sum(map_tag(i) for i in self.decomposed) & ((1 << 64) - 1)
         self.base = self.lanes.pack([base] * len(self.rens)) if self.lanes else base
         self.tracked: Any = _tracked_class(model.state_type, self.decomposed, self.whole_slot)  # type: ignore[arg-type]
         uncached = uncached or set()

@@ -19,14 +19,23 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from checker.engine import Exploration, LocalBackend, Options, Outcome, make_expansion
+from checker.engine import (
+    DeadlineReached,
+    Exploration,
+    LocalBackend,
+    Options,
+    Outcome,
+    make_expansion,
+    watchdog,
+)
 from checker.errors import ConfigError
 from checker.fast import CacheUnsound, LayoutChanged
 from checker.fingerprint import StateFingerprinter, collision_probability
 from checker.liveness import Lasso, check_property
 from checker.model import CompiledSpec, Model
-from checker.result import Result, Verdict
+from checker.result import Result, Stats, Verdict
 from checker.stategraph import GraphRecorder, StateGraph
+from checker.store import TraceTable
 from checker.symmetry import check_symmetry
 from checker.trace import Trace, replay_choices
 
@@ -47,8 +56,6 @@ def run(model: Model, options: Options | None = None) -> Result:
     deadlock = model.check_deadlock if opts.deadlock is None else opts.deadlock
     t0 = time.perf_counter()
     deadline = t0 + opts.timeout if opts.timeout else None
-    if symmetric:
-        check_symmetry(model, deadline=deadline)
     if liveness and symmetric:
         warnings.append(
             "temporal properties are checked without symmetry reduction "
@@ -61,7 +68,20 @@ def run(model: Model, options: Options | None = None) -> Result:
     if graph_now:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
-    outcome, recorder = _explore(model, opts, renamings, deadlock, graph_now, warnings)
+    outcome: Outcome | None = None
+    recorder: GraphRecorder | None = None
+    try:
+        # Set-up counts against --timeout too: 9! renamings take long before any state.
+        with watchdog(deadline):
+            if opts.symmetry and len(model.renamings) > 1:
+                check_symmetry(model, deadline=deadline)
+            outcome, recorder = _explore(model, opts, renamings, deadlock, graph_now, warnings)
+    except DeadlineReached:
+        if outcome is None:
+            n = len(model.action_names)
+            stats = Stats(action_generated=[0] * n, action_distinct=[0] * n)
+            reason = f"timeout {opts.timeout}s reached while setting up"
+            outcome = Outcome(Verdict.INCOMPLETE, stats, TraceTable(), reason=reason)
     trace = _counterexample(model, outcome, renamings)
     result = _result(model, opts, outcome, symmetric, trace, warnings)
     if liveness and result.verdict is Verdict.OK:
@@ -202,32 +222,41 @@ def _liveness(
 ) -> Result:
     """The fair-cycle search on the explored graph, for each temporal property."""
     result = replace(result, graph=(g.size, g.edges))
+    timed_out = replace(
+        result,
+        verdict=Verdict.INCOMPLETE,
+        reason=f"timeout {opts.timeout}s reached during the liveness check",
+    )
     try:
-        for prop in model.temporal:
-            if deadline is not None and time.perf_counter() >= deadline:
-                return replace(
-                    result,
-                    verdict=Verdict.INCOMPLETE,
-                    reason=f"timeout {opts.timeout}s reached during the liveness check",
-                )
-            lasso = check_property(g, prop)
-            if lasso is None:
-                continue
-            warnings = list(result.warnings)
-            if lasso.touches_cut:
-                warnings.append(
-                    f"the cycle violating {prop.name} touches states whose successors the "
-                    "state constraint cut off: it may be an artefact of the bound"
-                )
-            trace = lasso_trace(model, outcome, lasso)
-            return replace(
-                result,
-                verdict=Verdict.VIOLATION,
-                violated=prop.name,
-                trace=trace,
-                liveness=True,
-                warnings=warnings,
+        found: tuple[Any, Lasso] | None = None
+        # The watchdog covers the cycle search only: the lasso's trace is rebuilt after.
+        with watchdog(deadline):
+            for prop in model.temporal:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return timed_out
+                lasso = check_property(g, prop)
+                if lasso is not None:
+                    found = (prop, lasso)
+                    break
+        if found is None:
+            return result
+        prop, lasso = found
+        warnings = list(result.warnings)
+        if lasso.touches_cut:
+            warnings.append(
+                f"the cycle violating {prop.name} touches states whose successors the "
+                "state constraint cut off: it may be an artefact of the bound"
             )
+        return replace(
+            result,
+            verdict=Verdict.VIOLATION,
+            violated=prop.name,
+            trace=lasso_trace(model, outcome, lasso),
+            liveness=True,
+            warnings=warnings,
+        )
+    except DeadlineReached:
+        return timed_out
     except KeyboardInterrupt:
         return replace(
             result,
@@ -239,7 +268,6 @@ def _liveness(
         return replace(
             result, verdict=Verdict.INCOMPLETE, reason="out of memory during the liveness check"
         )
-    return result
 
 
 def lasso_trace(model: Model, outcome: Outcome, lasso: Lasso) -> Trace:

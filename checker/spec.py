@@ -29,6 +29,7 @@ be given separately: ``@action(guard=lambda self, s: s.big < self.Big)``.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, overload
@@ -415,6 +416,11 @@ def _is_model_value_set(value: Any) -> bool:
     return isinstance(value, tuple) and all(isinstance(v, ModelValue) for v in value)
 
 
+#: A model value given on the command line: an identifier (TLC's rule), so a name can
+#: neither look like a number nor carry markup or path characters into reports.
+_MODEL_VALUE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def coerce_constant(name: str, default: Any, raw: Any) -> Any:
     """Convert an override (often a command-line string) to the default's type.
 
@@ -440,12 +446,22 @@ def coerce_constant(name: str, default: Any, raw: Any) -> Any:
             raise ConfigError(f"constant {name} expects an integer, got {raw!r}") from None
     if _is_model_value_set(default):
         group = default[0].group if default else name
-        if text.isdigit():
+        if re.fullmatch(r"[+-]?\d+", text):
+            if int(text) < 1:
+                # "-1" would otherwise become one server named "-1" and pass vacuously.
+                raise ConfigError(f"constant {name} expects a count of at least 1, got {raw!r}")
             prefix = _common_prefix(default) or name[:1].lower()
             return model_values(prefix, int(text), group=group)
         names = [p.strip() for p in text.split(",") if p.strip()]
         if not names:
             raise ConfigError(f"constant {name} expects a count or names like s1,s2")
+        bad = [n for n in names if not _MODEL_VALUE_NAME.fullmatch(n)]
+        if bad:
+            raise ConfigError(
+                f"constant {name}: model value names are identifiers like s1, got {bad[0]!r}"
+            )
+        if len(set(names)) != len(names):
+            raise ConfigError(f"constant {name} names a model value twice: {raw!r}")
         try:
             return tuple(ModelValue(n, group, i) for i, n in enumerate(names))
         except ValueError as exc:

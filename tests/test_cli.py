@@ -122,6 +122,12 @@ def test_dfs_strategy_and_invariant_selection() -> None:
         (("run", str(FIXTURES / "broken_import.py")), "does not import"),
         (("run", str(FIXTURES / "broken_syntax.py")), "SyntaxError"),
         (("run", str(FIXTURES / "missing.py")), "not found"),
+        # "-1" must not become one server named "-1" (a vacuous pass); names are
+        # identifiers, so no markup or path characters reach reports and file names.
+        (("run", "raft", "--const", "Server=-1"), "a count of at least 1"),
+        (("run", "raft", "--const", "Server=0"), "a count of at least 1"),
+        (("run", "raft", "--const", "Server=a[/b],c"), "identifiers like s1"),
+        (("run", "raft", "--const", "Server=s1,s1"), "names a model value twice"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], needle: str) -> None:

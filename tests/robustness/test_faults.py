@@ -237,3 +237,18 @@ def test_showing_a_huge_trace_is_bounded(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < 20
     assert len(proc.stdout) < 200_000
+
+
+def test_timeout_bounds_a_huge_symmetry_set_up() -> None:
+    """9 servers mean 9! = 362,880 renamings: the first state alone outlasts the
+    timeout, so the watchdog (not the check between chunks) must end the run."""
+    t0 = time.monotonic()
+    proc = _start("run", "raft", "--const", "Server=9", "--timeout", "2", "--json")
+    out, err = proc.communicate(timeout=120)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 3, err
+    data = _json(out)
+    assert data["result"] == "incomplete"
+    assert "timeout" in data["reason"]
+    # 2 s, the watchdog's 1 s grace, building the renamings and the report.
+    assert elapsed < 30, elapsed
