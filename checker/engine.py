@@ -36,6 +36,8 @@ from checker.store import TraceTable, VisitedSet
 
 #: Frontier states taken per chunk in breadth-first order.
 CHUNK = 1024
+#: States expanded before their successors are looked up together (see step()).
+BATCH = 128
 #: Expanded states between the checks that the first states are not mutated in place.
 MUTATION_CHECKS = 200
 
@@ -354,6 +356,7 @@ class LocalBackend:
         self.max_depth = max_depth
         self.graph = graph
         self.visited = VisitedSet(with_ordinals=graph is not None)
+        self.fset = self.visited.seen
         # (ordinal, handle, depth)
         self.frontier: deque[tuple[int, Any, int]] = deque()
         self.count = 0
@@ -370,7 +373,10 @@ class LocalBackend:
     def _store(self, key: Key, fp: int, handle: Any, depth: int) -> int:
         n = self.count
         self.count += 1
-        self.visited.add(fp, n)
+        if self.fset is not None:
+            self.fset.recent.add(fp)
+        else:
+            self.visited.add(fp, n)
         self.frontier.append((n, handle, depth))
         if self.graph is not None:
             # May raise EvaluationError (a temporal predicate): the caller's event.
@@ -391,38 +397,83 @@ class LocalBackend:
 
     def step(self) -> ChunkResult:
         """Expand a chunk: up to CHUNK states breadth-first, or one depth-first."""
+        take = 1 if self.dfs else min(CHUNK, len(self.frontier))
+        out = ChunkResult([], None, _counter([]))
+        counts: list[tuple[int, list[int]]] = []
+        # Expand a batch of states first, so that one search in C tells which of
+        # their successors the compact fingerprint array already holds (the hottest
+        # test); small batches keep few expansions alive (the cyclic GC's work).
+        taken = 0
+        while taken < take and out.event is None:
+            batch = self._expand(min(BATCH, take - taken))
+            taken += len(batch)
+            self._commit(batch, out, counts)
+        self.peak = max(self.peak, len(self.frontier))
+        out.generated_before = _counter(counts)
+        out.frontier = len(self.frontier)
+        return out
+
+    def _expand(self, n: int) -> list[tuple[int, Any, int, list[int], list[Any], Event | None]]:
+        """Pop and expand up to ``n`` states, stopping after one that has an event."""
+        pop = self.frontier.pop if self.dfs else self.frontier.popleft
+        expand = self.exp.expand
+        batch = []
+        for _ in range(n):
+            o, h, depth = pop()
+            actions, cands, ev = expand(o, h)
+            batch.append((o, h, depth, actions, cands, ev))
+            if ev is not None:
+                break  # the run ends at this event
+        return batch
+
+    def _commit(
+        self,
+        batch: list[tuple[int, Any, int, list[int], list[Any], Event | None]],
+        out: ChunkResult,
+        counts: list[tuple[int, list[int]]],
+    ) -> None:
+        """Store the batch's new successors in key order until an event."""
         exp = self.exp
         graph = self.graph
-        # The visited set's own container: its membership test is the hottest line.
-        seen: Any = self.visited.index if self.visited.index is not None else self.visited.seen
+        index = self.visited.index  # with a state graph: fingerprint -> ordinal
+        fset = self.fset
         max_depth = self.max_depth
-        take = 1 if self.dfs else min(CHUNK, len(self.frontier))
-        pop = self.frontier.pop if self.dfs else self.frontier.popleft
-        new: list[NewState] = []
-        counts: list[tuple[int, list[int]]] = []
+        new = out.new
+        old: list[bool] = []
+        recent: set[int] = set()
+        if fset is not None:
+            fset.settle()
+            fps: list[int] = []
+            for b in batch:
+                fps += [c[4] or 0 for c in b[4]]  # None (outside the constraint): unused
+            old = fset.known(fps)
+            recent = fset.recent
         event: Event | None = None
-        truncated = False
         edges: list[tuple[int, int, tuple[Any, ...], int]] = []
-        for _ in range(take):
-            o, h, depth = pop()
-            actions, cands, ev = exp.expand(o, h)
+        at = 0
+        for o, h, depth, actions, cands, ev in batch:
             counts.append((o, actions))
             nd = depth + 1
             beyond = max_depth is not None and nd > max_depth
             if graph is not None:
                 edges = []
-            for k, ai, params, ch, fp in cands:
+            first = at
+            at += len(cands)
+            for c, (k, ai, params, ch, fp) in enumerate(cands, first):
                 if fp is None:  # outside the constraint (already checked)
                     if graph is not None:
                         edges.append((-1, ai, params, k))
                     continue
-                if fp in seen:
-                    if graph is not None:
-                        edges.append((seen[fp], ai, params, k))
+                if index is not None:
+                    if fp in index:
+                        if graph is not None:
+                            edges.append((index[fp], ai, params, k))
+                        continue
+                elif old[c] or fp in recent:
                     continue
                 key = (o, k)
                 if beyond:
-                    truncated = True
+                    out.truncated = True
                     event = exp.check(key, ch, False)
                     if event is not None:
                         break
@@ -443,11 +494,8 @@ class LocalBackend:
             if event is None:
                 event = ev
             if event is not None:
-                break
-        self.peak = max(self.peak, len(self.frontier))
-        return ChunkResult(
-            new, event, _counter(counts), truncated=truncated, frontier=len(self.frontier)
-        )
+                out.event = event
+                return
 
 
 def _counter(

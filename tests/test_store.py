@@ -1,0 +1,53 @@
+"""The compact visited set answers exactly as a Python set of the same fingerprints."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import checker.store as store
+from checker.store import FingerprintSet
+
+FP = st.integers(min_value=0, max_value=(1 << 64) - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=st.lists(st.lists(FP, max_size=40), max_size=30), probes=st.lists(FP, max_size=40))
+def test_fingerprint_set_is_a_set(batches: list[list[int]], probes: list[int]) -> None:
+    # Merge after a handful, so the sorted array, the recent set and merges all serve.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store, "RECENT_MIN", 4)
+        _check(batches, probes)
+
+
+def _check(batches: list[list[int]], probes: list[int]) -> None:
+    fs = FingerprintSet()
+    oracle: set[int] = set()
+    for batch in batches:
+        fs.settle()
+        known = fs.known(batch)
+        for fp, k in zip(batch, known, strict=True):
+            # known() speaks for the sorted array; recent covers the rest.
+            seen = k or fp in fs.recent
+            assert seen == (fp in oracle)
+            if not seen:  # as the explorer does: only new fingerprints are added
+                fs.add(fp)
+                oracle.add(fp)
+        assert len(fs) == len(oracle)
+    for fp in [*probes, 0, (1 << 64) - 1]:
+        assert (fp in fs) == (fp in oracle)
+    assert all(fp in fs for fp in oracle)
+
+
+def test_merges_keep_the_array_sorted_and_small() -> None:
+    fs = FingerprintSet()
+    values = [(i * 0x9E3779B97F4A7C15) & ((1 << 64) - 1) for i in range(3 * store.RECENT_MIN)]
+    for v in values:
+        fs.add(v)
+        fs.settle()
+    assert len(fs) == len(values)
+    assert len(fs.recent) <= max(store.RECENT_MIN, len(fs.frozen) // 8)
+    arr = fs.frozen
+    assert bool((arr[1:] > arr[:-1]).all())
+    assert fs.known(values[:100]) == [v in set(arr.tolist()) for v in values[:100]]
