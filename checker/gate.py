@@ -146,11 +146,13 @@ def load_manifest(path: Path) -> list[GateCheck]:
         raise ConfigError(f"manifest not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    entries = data.get("tool", {}).get("mcheck", {}).get("gate", {}).get("check")
+    entries = _table(_table(_table(data, "tool"), "mcheck"), "gate").get("check")
     if entries is None:
         entries = data.get("check")
     if not entries:
         raise ConfigError(f"{path} lists no checks ([[tool.mcheck.gate.check]] or [[check]])")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: checks must be tables ([[tool.mcheck.gate.check]])")
     checks = []
     seen: set[str] = set()
     for n, raw in enumerate(entries, start=1):
@@ -159,6 +161,7 @@ def load_manifest(path: Path) -> list[GateCheck]:
             raise ConfigError(f"check {n} in {path}: unknown key {sorted(unknown)[0]!r}")
         if "spec" not in raw or "expect" not in raw:
             raise ConfigError(f"check {n} in {path}: 'spec' and 'expect' are required")
+        _check_types(raw, f"check {n} in {path}")
         name = raw.get("name") or f"{raw['spec']}:{raw.get('variant', 'default')}"
         if name in seen:
             raise ConfigError(f"check {name!r} appears twice in {path}")
@@ -181,6 +184,57 @@ def load_manifest(path: Path) -> list[GateCheck]:
         _validate(c)
         checks.append(c)
     return checks
+
+
+def _table(data: Any, key: str) -> dict[str, Any]:
+    """``data[key]`` when it is a table, else an empty one (a manifest of the wrong
+    shape then says it lists no checks)."""
+    got = data.get(key, {}) if isinstance(data, dict) else {}
+    return got if isinstance(got, dict) else {}
+
+
+#: The TOML type each manifest key must have: a quoted "false" is a string (which
+#: Python would read as true) and a quoted "6" a string that never equals 6.
+_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,),
+    "spec": (str,),
+    "variant": (str,),
+    "constants": (dict,),
+    "invariants": (list,),
+    "expect": (str,),
+    "trace_length": (int,),
+    "distinct_states": (int,),
+    "states_generated": (int,),
+    "depth": (int,),
+    "symmetry": (bool,),
+    "max_states": (int,),
+    "timeout": (int, float),
+}
+_TYPE_NAMES = {
+    str: "a string",
+    dict: "a table",
+    list: "a list",
+    int: "an integer",
+    bool: "true or false",
+    float: "a number",
+}
+
+
+def _check_types(raw: dict[str, Any], where: str) -> None:
+    """Each key of a check has its TOML type (booleans are not integers here)."""
+    for key, value in raw.items():
+        want = _TYPES.get(key)
+        if want is None:
+            continue
+        ok = isinstance(value, want) and not (isinstance(value, bool) and bool not in want)
+        if not ok:
+            names = " or ".join(_TYPE_NAMES[t] for t in want)
+            raise ConfigError(f"{where}: {key} must be {names}, not {value!r}")
+    if "invariants" in raw and not all(isinstance(p, str) for p in raw["invariants"]):
+        raise ConfigError(f"{where}: invariants must be a list of property names")
+    for key, value in raw.get("constants", {}).items():
+        if not isinstance(value, str | int | bool):
+            raise ConfigError(f"{where}: constant {key} must be a string, integer or boolean")
 
 
 def _validate(c: GateCheck) -> None:

@@ -90,6 +90,19 @@ def test_incomplete_check_fails(tmp_path: Path) -> None:
         ('[[check]]\nspec = "die_hard"\nexpect = "maybe"\n', "expect must be"),
         ("[[check]\n", "not valid TOML"),
         ("[tool]\nx = 1\n", "lists no checks"),
+        # Type confusion: each was read wrongly or crashed before (issue 18).
+        (
+            '[[check]]\nspec = "die_hard"\nexpect = "holds"\nsymmetry = "false"\n',
+            "symmetry must be",
+        ),
+        ('[[check]]\nspec = "die_hard"\nexpect = "holds"\ntrace_length = "6"\n', "an integer"),
+        ('[[check]]\nspec = "die_hard"\nexpect = "holds"\nmax_states = -1\n', "max-states"),
+        ('[[check]]\nspec = "die_hard"\nexpect = "holds"\nconstants = 5\n', "a table"),
+        ('[[check]]\nspec = "die_hard"\nexpect = "holds"\ntimeout = "x"\n', "a number"),
+        ('[[check]]\nspec = "die_hard"\nexpect = "holds"\ninvariants = [1]\n', "names"),
+        ('[[tool.mcheck.gate]]\nname = "x"\n', "lists no checks"),
+        ("[tool.mcheck]\ngate = 5\n", "lists no checks"),
+        ("check = 5\n", "must be tables"),
     ],
 )
 def test_bad_manifest_is_one_line_exit_2(tmp_path: Path, text: str, needle: str) -> None:
