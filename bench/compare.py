@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -26,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "build" / "bench-peers"
 PEER_PINS = ("minicheck==0.4.0", "musil==0.36.7")
 MODEL = {"n": 3, "max_term": 4, "max_log": 2}
+#: A job still running after this long is stopped and shown as "> N s".
+JOB_TIMEOUT = 300
 
 
 @dataclass(frozen=True)
@@ -102,13 +105,25 @@ def run_job(py: Path, job: Job) -> dict[str, float]:
     else:
         peer = {"checker": job.checker, "symmetry": job.symmetry, "workers": job.workers, **MODEL}
         cmd = [str(py), "-m", "bench.peers", json.dumps(peer)]
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, cwd=ROOT, start_new_session=True, env=dict(os.environ)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+        env=dict(os.environ),
     )
+    try:
+        out, err = proc.communicate(timeout=JOB_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # its whole session: workers included
+        proc.communicate()
+        return {"error": 1.0, "message": f"> {JOB_TIMEOUT} s (stopped)"}  # type: ignore[dict-item]
     if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (err.strip().splitlines() or ["no output"])[-1]
         return {"error": 1.0, "message": tail}  # type: ignore[dict-item]
-    data: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    data: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return data
 
 
@@ -135,6 +150,8 @@ def main(rounds: int = 3, console: Console | None = None) -> None:
     runs: dict[Job, list[dict[str, float]]] = {j: [] for j in JOBS}
     for r in range(rounds):
         for job in JOBS:
+            if runs[job] and "error" in runs[job][0]:
+                continue  # it failed or timed out once: another round says nothing new
             console.print(f"round {r + 1}/{rounds}: {job.label} ...", style="dim")
             runs[job].append(run_job(py, job))
     ok = {j: [d for d in runs[j] if "error" not in d] for j in JOBS}
