@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import __version__
-from checker.itf import ItfTrace, trace_to_itf, write_itf
+from checker.itf import ItfTrace, TraceFileError, trace_to_itf, write_itf
 from checker.model import Model
 from checker.presentation import Presentation, member_name, presentation_of
 from checker.result import Result, Verdict
@@ -166,9 +166,24 @@ def timeline_of_run(
     )
 
 
+def _meta_of(meta: dict[str, Any], key: str, kind: type) -> Any:
+    """``#meta.key`` when present and of the JSON kind the timeline needs, else a
+    one-line TraceFileError (a trace file comes from elsewhere)."""
+    value = meta.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        what = "a list" if kind is list else "an object"
+        raise TraceFileError(f"'#meta.{key}' is not {what}")
+    return value
+
+
 def timeline_of_itf(trace: ItfTrace) -> TimelineData:
     """The timeline of a trace read from an ITF file."""
     meta = trace.meta
+    lanes = _meta_of(meta, "lanes", list)
+    reads = _meta_of(meta, "property_reads", list)
+    owners = _meta_of(meta, "owners", dict)
     return TimelineData(
         spec=str(meta.get("spec", "?")),
         variant=str(meta.get("variant", "?")),
@@ -176,12 +191,12 @@ def timeline_of_itf(trace: ItfTrace) -> TimelineData:
         states=trace.states,
         actions=[None, *(_opt_str(s.get("action")) for s in trace.steps[1:])],
         actors=[None, *(_opt_str(s.get("actor")) for s in trace.steps[1:])],
-        lanes=[str(x) for x in meta.get("lanes") or []],
+        lanes=[str(x) for x in lanes],
         property=meta.get("property"),
         kind="deadlock" if meta.get("property") == "Deadlock" else "violation",
-        reads=[str(x) for x in meta.get("property_reads") or []],
+        reads=[str(x) for x in reads],
         loop=trace.loop,
-        owners={str(k): str(v) for k, v in (meta.get("owners") or {}).items()},
+        owners={str(k): str(v) for k, v in owners.items()},
     )
 
 
