@@ -279,6 +279,7 @@ class Spec:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _refuse_misspelt_settings(cls)
         actions: dict[str, ActionDecl] = {}
         invariants: dict[str, InvariantDecl] = {}
         temporals: dict[str, TemporalDecl] = {}
@@ -419,6 +420,37 @@ def _is_model_value_set(value: Any) -> bool:
 #: A model value given on the command line: an identifier (TLC's rule), so a name can
 #: neither look like a number nor carry markup or path characters into reports.
 _MODEL_VALUE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+#: The class attributes a spec sets to configure mcheck.
+SPEC_SETTINGS = (
+    "name",
+    "constants",
+    "variants",
+    "default_variant",
+    "symmetry",
+    "lanes",
+    "owners",
+    "check_deadlock",
+    "fairness",
+)
+
+
+def _refuse_misspelt_settings(cls: type) -> None:
+    """A data attribute one typo away from a setting (``symmetric = ("Server",)``)
+    would be ignored silently, and the run checked without what the author asked for."""
+    import difflib
+
+    for attr, value in vars(cls).items():
+        if attr.startswith("_") or attr in SPEC_SETTINGS or callable(value):
+            continue
+        if isinstance(value, staticmethod | classmethod | property):
+            continue
+        close = difflib.get_close_matches(attr.lower(), SPEC_SETTINGS, n=1, cutoff=0.8)
+        if close:
+            raise SpecError(
+                f"{cls.__name__}.{attr} is not a spec setting (did you mean {close[0]!r}?)"
+            )
 
 
 def coerce_constant(name: str, default: Any, raw: Any) -> Any:

@@ -128,6 +128,7 @@ def test_dfs_strategy_and_invariant_selection() -> None:
         (("run", "raft", "--const", "Server=0"), "a count of at least 1"),
         (("run", "raft", "--const", "Server=a[/b],c"), "identifiers like s1"),
         (("run", "raft", "--const", "Server=s1,s1"), "names a model value twice"),
+        (("run", str(FIXTURES / "misspelt_setting.py")), "did you mean 'symmetry'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], needle: str) -> None:
