@@ -130,27 +130,41 @@ def build_spec(target: str, variant: str | None, consts: tuple[str, ...]) -> Spe
     return cls(variant=variant, **_parse_consts(consts))
 
 
-class _Progress:
-    """A live status line, shown only once a run has lasted a couple of seconds."""
+#: Seconds between progress lines on stderr when it is not a terminal (CI logs), as
+#: TLC reports its progress once a minute.
+LOG_PROGRESS_EVERY = 60.0
 
-    def __init__(self, console: Console, enabled: bool) -> None:
+
+class _Progress:
+    """A live status line on a terminal, shown once a run has lasted a couple of
+    seconds; elsewhere (CI, a pipe) a plain line on stderr every minute."""
+
+    def __init__(self, console: Console, enabled: bool, log: bool = False) -> None:
         self.console = console
         self.enabled = enabled
+        self.log = log and not enabled
         self.start = time.perf_counter()
+        self.next_log = self.start + LOG_PROGRESS_EVERY
         self.live: Live | None = None
 
     def __call__(self, stats: Stats) -> None:
-        if not self.enabled:
+        if not self.enabled and not self.log:
             return
-        elapsed = time.perf_counter() - self.start
+        now = time.perf_counter()
+        elapsed = now - self.start
         if elapsed < 2.0:
             return
-        text = Text(
+        line = (
             f"distinct {stats.distinct:,}  generated {stats.generated:,}  "
             f"depth {stats.depth}  queue {stats.queue:,}  "
-            f"{stats.distinct / elapsed:,.0f} distinct/s  {elapsed:,.0f}s",
-            style="cyan",
+            f"{stats.distinct / elapsed:,.0f} distinct/s  {elapsed:,.0f}s"
         )
+        if self.log:
+            if now >= self.next_log:
+                self.next_log = now + LOG_PROGRESS_EVERY
+                click.echo(f"progress: {line}", err=True)
+            return
+        text = Text(line, style="cyan")
         if self.live is None:
             self.live = Live(text, console=self.console, transient=True, auto_refresh=False)
             self.live.start()
@@ -249,7 +263,7 @@ def run(
     instance = build_spec(spec, variant, consts)
     model = CompiledSpec(instance, properties=list(properties), symmetry=not no_symmetry)
     presentation = presentation_for(model)
-    progress = _Progress(console, enabled=console.is_terminal and not as_json)
+    progress = _Progress(console, enabled=console.is_terminal and not as_json, log=True)
     opts = Options(
         strategy=strategy,
         symmetry=not no_symmetry,

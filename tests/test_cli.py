@@ -174,3 +174,17 @@ def test_console_script_is_installed() -> None:
     )
     assert proc.returncode == 12
     assert last_json(proc.stdout)["trace_length"] == 6
+
+
+def test_a_run_without_a_terminal_logs_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI logs get a progress line now and then (TLC: once a minute), on stderr."""
+    import checker.cli as cli
+
+    monkeypatch.setattr(cli, "LOG_PROGRESS_EVERY", 0.2)
+    r = CliRunner().invoke(
+        main, ["run", "raft", "--const", "MaxLogLen=0", "--no-symmetry", "--timeout", "3", "--json"]
+    )
+    assert r.exit_code == 3
+    lines = [x for x in r.stderr.splitlines() if x.startswith("progress: distinct ")]
+    assert lines, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1])["result"] == "incomplete"
