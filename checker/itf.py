@@ -14,14 +14,19 @@ tuple                     ``{"#tup": [...]}``
 pvector, list             JSON array (a sequence)
 frozenset, pset           ``{"#set": [...]}`` (sorted, so files are stable)
 pmap, immutables.Map      ``{"#map": [[key, value], ...]}`` (sorted by key)
-NamedTuple, dataclass     a variant ``{"tag": "RVRequest", "value": {field: ...}}``
-None                      the variant ``{"tag": "None", "value": {"#tup": []}}``
+NamedTuple, dataclass     a record ``{field: ...}`` (ADR-015), its type in ``#meta``
+None                      the nullary variant ``{"tag": "Nil", "value": {}}``
 enum member               its name as a string
 ========================  =============================================================
 
-Records of NamedTuple and dataclass types are written as Quint-style variants (a
-record with ``tag`` and ``value``); the types are listed in ``#meta.types`` as
-``module:QualName`` for the reader's information only.
+Records are plain ITF records, so Apalache, Quint and itf-py read them as records.
+For mcheck's exact round trip ``#meta.records`` names each record type's fields in
+order (``{"RVRequest": ["mterm", ...]}``) and ``#meta.types`` its ``module:QualName``:
+a record whose fields are one type's reads back as that type.  Only where two types
+share the same fields (a real union) is a record written as a variant ``{"tag":
+"RVRequest", "value": {field: ...}}``.  ``None`` is a nullary variant whose tag is a
+valid identifier (itf-py turns tags into namedtuple names, and ``None`` is a keyword);
+files written before, with ``{"tag": "None", "value": {"#tup": []}}``, still read.
 
 Reading is safe on untrusted files: it never imports a module or calls an object the
 file names.  Records read back as :class:`Record` (tag plus fields), containers as
@@ -53,14 +58,22 @@ class TraceFileError(MCheckError):
     """A trace file that is missing, truncated, not ITF, or of another spec."""
 
 
+#: The tag of ``None``: a nullary variant (see the module docstring).
+NONE_TAG = "Nil"
+
+
 class _Writer:
     def __init__(self) -> None:
         self.types: dict[str, str] = {}
         self.model_values: dict[str, list[str]] = {}
+        #: type name -> its fields in order, and every record written (to tag them
+        #: afterwards if two types turn out to share their fields).
+        self.records: dict[str, list[str]] = {}
+        self.written: list[tuple[dict[str, Any], str]] = []
 
     def value(self, v: Any) -> Any:
         if v is None:
-            return {"tag": "None", "value": {"#tup": []}}
+            return {"tag": NONE_TAG, "value": {}}
         if isinstance(v, bool) or (isinstance(v, str) and not isinstance(v, enum.Enum)):
             return v
         if isinstance(v, ModelValue):
@@ -94,8 +107,32 @@ class _Writer:
         raise TypeError(f"cannot write a value of type {type(v).__name__} to ITF")
 
     def _record(self, cls: type, fields: dict[str, Any]) -> Any:
-        self.types[cls.__name__] = f"{cls.__module__}:{cls.__qualname__}"
-        return {"tag": cls.__name__, "value": {k: self.value(x) for k, x in fields.items()}}
+        name = cls.__name__
+        self.types[name] = f"{cls.__module__}:{cls.__qualname__}"
+        self.records[name] = list(fields)
+        out = {k: self.value(x) for k, x in fields.items()}
+        self.written.append((out, name))
+        return out
+
+    def finish(self) -> dict[str, list[str]]:
+        """Tag the records that a plain record cannot identify: a type whose fields
+        another type shares, one with fields ``tag`` and ``value`` (a variant's), and
+        one with no fields; return the field lists of the others (``#meta.records``)."""
+        by_shape: dict[tuple[str, ...], list[str]] = {}
+        for name, fields in self.records.items():
+            by_shape.setdefault(tuple(fields), []).append(name)
+        tagged = {
+            n
+            for shape, names in by_shape.items()
+            if len(names) > 1 or set(shape) in ({"tag", "value"}, set())
+            for n in names
+        }
+        for out, name in self.written:
+            if name in tagged:
+                body = dict(out)
+                out.clear()
+                out.update({"tag": name, "value": body})
+        return {n: f for n, f in self.records.items() if n not in tagged}
 
 
 def _key0(kv: tuple[Any, Any]) -> str:
@@ -124,6 +161,7 @@ def trace_to_itf(
         **meta,
         "model_values": w.model_values,
         "types": w.types,
+        "records": w.finish(),
     }
     doc: dict[str, Any] = {"#meta": top_meta, "vars": list(var_names), "states": out_states}
     if loop is not None:
@@ -198,6 +236,15 @@ class _Reader:
             cls = (allowed or {}).get(path) if isinstance(path, str) else None
             if cls is not None:
                 self.types[str(tag)] = cls
+        #: A plain record's fields, in order -> its type's name (``#meta.records``).
+        self.shapes: dict[tuple[str, ...], str] = {}
+        shapes = meta.get("records") or {}
+        if not isinstance(shapes, dict):
+            raise TraceFileError("'#meta.records' is not an object")
+        for tag, fields in shapes.items():
+            if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+                raise TraceFileError(f"'#meta.records.{tag}' is not a list of field names")
+            self.shapes[tuple(fields)] = str(tag)
 
     def value(self, v: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
@@ -233,20 +280,26 @@ class _Reader:
             return Map(out)
         if set(v) == {"tag", "value"} and isinstance(v["tag"], str):
             tag = v["tag"]
-            if tag == "None" and v["value"] == {"#tup": []}:
-                return None
             body = v["value"]
+            if (tag, body) in ((NONE_TAG, {}), ("None", {"#tup": []})):
+                return None  # (the second: files written before records were plain)
             if isinstance(body, dict) and not any(str(k).startswith("#") for k in body):
-                fields = {str(k): self.value(x, d) for k, x in body.items()}
-                cls = self.types.get(tag)
-                if cls is not None:
-                    try:
-                        return cls(**fields)
-                    except (TypeError, ValueError):
-                        pass  # not this type's fields after all: keep it as plain data
-                return Record(tag, Map(fields))
-        # A plain record: keep it as a map from field name to value.
+                return self._record(tag, body, d)
+        shape = self.shapes.get(tuple(v))
+        if shape is not None:
+            return self._record(shape, v, d)
+        # A record of no known type: keep it as a map from field name to value.
         return Map({k: self.value(x, d) for k, x in v.items()})
+
+    def _record(self, tag: str, body: dict[str, Any], depth: int) -> Any:
+        fields = {str(k): self.value(x, depth) for k, x in body.items()}
+        cls = self.types.get(tag)
+        if cls is not None:
+            try:
+                return cls(**fields)
+            except (TypeError, ValueError):
+                pass  # not this type's fields after all: keep it as plain data
+        return Record(tag, Map(fields))
 
 
 def _list(v: Any, what: str) -> list[Any]:
@@ -288,7 +341,10 @@ class ItfTrace:
         reader = _Reader({})
         reader.names = self.model_values
         reader.types = self.record_types
-        return reader.value(_Writer().value(value))
+        writer = _Writer()
+        written = writer.value(value)
+        reader.shapes = {tuple(f): n for n, f in writer.finish().items()}
+        return reader.value(written)
 
     @property
     def length(self) -> int:

@@ -90,8 +90,31 @@ def test_itf_encoding_follows_the_format() -> None:
     assert doc["states"][0]["#meta"]["index"] == 0
     assert x["#tup"][0] == {"#bigint": str(2**60)}
     assert x["#tup"][1] == {"#set": [1]}
-    assert x["#tup"][2] == {"#map": [["s1", {"tag": "None", "value": {"#tup": []}}]]}
-    assert x["#tup"][3] == {"tag": "Rec", "value": {"kind": "a", "src": "s2", "n": 3}}
+    # None: a nullary variant other tools can name; records: plain ADR-015 records,
+    # their fields listed in #meta.records for the exact round trip.
+    assert x["#tup"][2] == {"#map": [["s1", {"tag": "Nil", "value": {}}]]}
+    assert x["#tup"][3] == {"kind": "a", "src": "s2", "n": 3}
+    assert doc["#meta"]["records"] == {"Rec": ["kind", "src", "n"]}
+
+
+class Twin(NamedTuple):
+    """Rec's fields exactly: a plain record could be either, so both are tagged."""
+
+    kind: str
+    src: Any
+    n: int
+
+
+def test_records_sharing_their_fields_are_written_as_variants() -> None:
+    v = (Rec("a", S[0], 1), Twin("b", S[1], 2), Box(1, True))
+    doc = trace_to_itf([v], ("x",), lambda s: (s,), [{"action": "init"}], {"spec": "t"})
+    x = doc["states"][0]["x"]["#tup"]
+    assert x[0] == {"tag": "Rec", "value": {"kind": "a", "src": "s1", "n": 1}}
+    assert x[1] == {"tag": "Twin", "value": {"kind": "b", "src": "s2", "n": 2}}
+    assert x[2] == {"item": 1, "flag": True}
+    assert doc["#meta"]["records"] == {"Box": ["item", "flag"]}
+    back = itf_from_json(json.loads(json.dumps(doc)), types=record_types(sys.modules[__name__]))
+    assert back.states[0]["x"] == v
 
 
 class NoLeader(Raft):
