@@ -499,7 +499,15 @@ def junit_xml(outcomes: list[GateOutcome]) -> str:
             failure = ET.SubElement(case, "failure", message="; ".join(o.problems))
             failure.set("type", "Incomplete" if o.verdict == "incomplete" else "Mismatch")
             failure.text = o.trace_text or o.got()
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+    return _XML_INVALID.sub(
+        lambda m: f"\\x{ord(m.group()):02x}",
+        ET.tostring(suite, encoding="unicode", xml_declaration=True),
+    )
+
+
+#: Characters XML 1.0 cannot hold at all, even escaped (ElementTree writes them raw,
+#: which makes the report unreadable to every JUnit consumer): shown as ``\xNN``.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _escape_data(text: str) -> str:
