@@ -25,6 +25,13 @@ FIXTURES = ROOT / "tests" / "fixtures"
 MCHECK = [sys.executable, "-m", "checker"]
 
 
+def _as_from_a_terminal() -> None:
+    # Started as a background job of a non-interactive shell (a CI runner's "cmd &"),
+    # the test process and its children inherit SIGINT ignored, and mcheck rightly
+    # keeps that (as nohup'd jobs expect): give it the disposition a terminal gives.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(*args: str, **kw: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*MCHECK, *args],
@@ -32,6 +39,7 @@ def _start(*args: str, **kw: Any) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,
         **kw,
     )
 
