@@ -213,6 +213,19 @@ def record_types(*sources: Any) -> dict[str, type]:
     return out
 
 
+def meta_field(meta: dict[str, Any], key: str, kind: type) -> Any:
+    """``#meta.key`` when present and of the JSON kind (``dict`` or ``list``) a reader
+    needs, an empty one when absent, else a one-line TraceFileError (a trace file comes
+    from elsewhere)."""
+    value = meta.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        what = "a list" if kind is list else "an object"
+        raise TraceFileError(f"'#meta.{key}' is not {what}")
+    return value
+
+
 class _Reader:
     """Turns ITF JSON values into Python values, never trusting the file's type names:
     a record is rebuilt as its type only when that type is in ``allowed`` (the named
@@ -220,27 +233,21 @@ class _Reader:
 
     def __init__(self, meta: dict[str, Any], allowed: dict[str, type] | None = None) -> None:
         self.names: dict[str, ModelValue] = {}
-        groups = meta.get("model_values") or {}
-        if not isinstance(groups, dict):
-            raise TraceFileError("'#meta.model_values' is not an object")
+        groups = meta_field(meta, "model_values", dict)
         for group, names in groups.items():
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise TraceFileError(f"'#meta.model_values.{group}' is not a list of names")
             for i, name in enumerate(names):
                 self.names[name] = _model_value(name, str(group), i)
         self.types: dict[str, type] = {}
-        declared = meta.get("types") or {}
-        if not isinstance(declared, dict):
-            raise TraceFileError("'#meta.types' is not an object")
+        declared = meta_field(meta, "types", dict)
         for tag, path in declared.items():
             cls = (allowed or {}).get(path) if isinstance(path, str) else None
             if cls is not None:
                 self.types[str(tag)] = cls
         #: A plain record's fields, in order -> its type's name (``#meta.records``).
         self.shapes: dict[tuple[str, ...], str] = {}
-        shapes = meta.get("records") or {}
-        if not isinstance(shapes, dict):
-            raise TraceFileError("'#meta.records' is not an object")
+        shapes = meta_field(meta, "records", dict)
         for tag, fields in shapes.items():
             if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
                 raise TraceFileError(f"'#meta.records.{tag}' is not a list of field names")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import __version__
-from checker.itf import ItfTrace, TraceFileError, trace_to_itf, write_itf
+from checker.itf import ItfTrace, meta_field, trace_to_itf, write_itf
 from checker.model import Model
 from checker.presentation import Presentation, member_name, presentation_of
 from checker.result import Result, Verdict
@@ -166,24 +166,12 @@ def timeline_of_run(
     )
 
 
-def _meta_of(meta: dict[str, Any], key: str, kind: type) -> Any:
-    """``#meta.key`` when present and of the JSON kind the timeline needs, else a
-    one-line TraceFileError (a trace file comes from elsewhere)."""
-    value = meta.get(key)
-    if value is None:
-        return kind()
-    if not isinstance(value, kind):
-        what = "a list" if kind is list else "an object"
-        raise TraceFileError(f"'#meta.{key}' is not {what}")
-    return value
-
-
 def timeline_of_itf(trace: ItfTrace) -> TimelineData:
     """The timeline of a trace read from an ITF file."""
     meta = trace.meta
-    lanes = _meta_of(meta, "lanes", list)
-    reads = _meta_of(meta, "property_reads", list)
-    owners = _meta_of(meta, "owners", dict)
+    lanes = meta_field(meta, "lanes", list)
+    reads = meta_field(meta, "property_reads", list)
+    owners = meta_field(meta, "owners", dict)
     return TimelineData(
         spec=str(meta.get("spec", "?")),
         variant=str(meta.get("variant", "?")),
