@@ -35,6 +35,22 @@ EXTRA = [
         "holds",
     ),
     GateCheck(
+        "fix, one restart of F and one lost message",
+        "scm_install_snapshot_leader_change",
+        "fix",
+        {"MAX_RESTARTS": 1, "MAX_DROPS": 1},
+        [],
+        "holds",
+    ),
+    GateCheck(
+        "fix_scm, the report's timing, 3 elections / 2 purges / 2 failures",
+        "scm_install_snapshot_leader_change",
+        "fix_scm",
+        {"MAX_ELECTIONS": 3, "MAX_PURGES": 2, "MAX_DL_FAILURES": 2, "TIMING": "report"},
+        [],
+        "holds",
+    ),
+    GateCheck(
         "fix residual, MAX_INDEX=3 INIT_LOG=2",
         "scm_new_leader_dn_server_start",
         "fix",

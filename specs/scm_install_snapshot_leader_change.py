@@ -20,21 +20,44 @@ message and reply is a separate action, so a send and its delivery are two steps
 
 Variants: ``bug`` (the code as filed); ``fix_scm`` (the report's SCM patch: fail the
 future when F's leader is no longer the one it downloads from, and on every null
-result of ``verifyCheckpointFromLeader``); ``fix`` (the Ratis change the report calls
-for: when F moves to a new leader's term with an install pending, apply the stored
-snapshot now, drop a null result, abandon a running download, clear the index).
+result of ``verifyCheckpointFromLeader``), and its two halves alone,
+``scm_leader_check_only`` (the check where the supplier has a TermIndex to return;
+its ``return null`` paths are untouched) and ``scm_null_results_only``; ``fix`` (the
+Ratis change the report calls for: when F's leader changes (``ServerState.setLeader``,
+reached from a vote request as well as from a new leader's first request) with an
+install pending, apply the stored snapshot now, drop a null result, abandon a running
+download, clear the index).  Three wrong Ratis patches are kept as variants so the
+checks show they are caught: ``mutant_new_term_hook`` (the hook runs when a higher
+term arrives in a notification or an append: F usually hears the new term first
+from the candidate's RequestVote, so it never fires), ``mutant_notify_path_hook``
+(the hook on the notification path only: a new leader whose log covers F never
+notifies), ``mutant_keep_download`` (the hook clears the index but lets the download
+run on).
+
+Timing (constant ``TIMING``): ``any`` lets the download end at any moment;
+``report`` is the reproduction's timing: leadership moves while the download is
+held, and the download ends only after F has heard of the new term (no election
+between the end of a download and F applying or dropping its result).
 
 Abstractions, and why they are sound for this bug: no divergent log tails (the bug
-needs none; all entries involved are committed); elections are one atomic step
-between L1 and L2 (F's log is too short to win; a transfer needs only L1's vote);
-SCM's DB, secret keys and transaction buffer become the outcomes of verification
-(ahead / not ahead / error) that decide how the future completes; pipelined appends
-collapse to one outstanding request (more copies of the same rejected append).
+needs none; all entries involved are committed); an election is one atomic step
+between L1 and L2 (F's log is too short to win; a transfer needs only L1's vote),
+but the candidate's RequestVote to F is a message of its own, because it is how F
+usually learns the new term, and Ratis then sets F's leader to null
+(``ServerState.updateCurrentTerm``) before any append arrives (F's vote reply is not
+modelled: the candidate has won without it); SCM's DB, secret keys and transaction
+buffer become the outcomes of verification (ahead / not ahead / error) that decide
+how the future completes; pipelined appends collapse to one outstanding request
+(more copies of the same rejected append).
 
 Results (checked by the engine; ``tests/test_seed_scm.py`` pins them): ``bug`` and
-``fix_scm`` violate NoStuckInstallInProgress in 6 actions, ``fix`` holds.  The
+``fix_scm`` violate NoStuckInstallInProgress in 6 actions under any timing; the
 ``fix_scm`` counterexample is the race the patch cannot see: the download completes
-while F still names L1 as its leader (before it hears from L2), as the brief predicts.
+while F still names L1 as its leader (before it hears from L2), as the brief
+predicts.  Under the report's timing the bug's counterexample is the report's story
+(leadership moves during the download), ``fix_scm`` holds and
+``scm_leader_check_only`` does not (a null result).  ``fix`` holds under every
+timing, FollowerEventuallyCatchesUp included; each mutant is violated.
 """
 
 from __future__ import annotations
@@ -43,7 +66,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import Spec, action, eventually, in_order, invariant, named_values
+from checker import ConfigError, Spec, action, eventually, in_order, invariant, named_values
 from checker.values import ModelValue, put
 from invariants.ratis import next_index_for_inconsistency, no_stuck_install_in_progress
 
@@ -86,6 +109,14 @@ class Append(NamedTuple):
     last: int
 
 
+class RequestVote(NamedTuple):
+    """A candidate's vote request to F (its reply is not modelled: see above)."""
+
+    term: int
+    src: ModelValue
+    dst: ModelValue
+
+
 class InstallReply(NamedTuple):
     """F's reply to a notification (carries the term of the request it answers)."""
 
@@ -108,7 +139,7 @@ class AppendReply(NamedTuple):
     reqFirst: int
 
 
-Message = Notify | Append | InstallReply | AppendReply
+Message = Notify | Append | RequestVote | InstallReply | AppendReply
 
 
 class SnapshotState(NamedTuple):
@@ -153,11 +184,21 @@ class ScmInstallSnapshotLeaderChange(Spec):
         "MAX_DL_FAILURES": 1,
         "MAX_RESTARTS": 0,
         "MAX_DROPS": 0,
+        "TIMING": "any",
     }
     # Elections, restarts (and purges, failures) are bounded by counters: when they
     # run out the model may come to rest, which is not a protocol deadlock.
     check_deadlock = False
-    variants = ("bug", "fix_scm", "fix")
+    variants = (
+        "bug",
+        "fix_scm",
+        "scm_leader_check_only",
+        "scm_null_results_only",
+        "fix",
+        "mutant_new_term_hook",
+        "mutant_notify_path_hook",
+        "mutant_keep_download",
+    )
     lanes = "SCM"
     # Weak fairness of the protocol; elections, purges, restarts, drops and the
     # failure outcomes of the download are environment steps bounded by counters.
@@ -168,6 +209,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
                 "SendAppend",
                 "HandleNotify",
                 "HandleAppend",
+                "HandleRequestVote",
                 "Apply",
                 "HandleInstallReply",
                 "HandleAppendReply",
@@ -204,6 +246,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
     MAX_DL_FAILURES: int
     MAX_RESTARTS: int
     MAX_DROPS: int
+    TIMING: str
 
     def init(self) -> list[SnapshotState]:
         """L1 leads at term 1 and already knows F's next index; F holds entry 0 only."""
@@ -234,20 +277,45 @@ class ScmInstallSnapshotLeaderChange(Spec):
         ]
 
     # -- helpers ------------------------------------------------------------------
+    def validate(self) -> None:
+        """TIMING names one of the two timings."""
+        if self.TIMING not in ("any", "report"):
+            raise ConfigError("TIMING must be any or report")
+
     @staticmethod
     def _idle(s: SnapshotState, leader: ModelValue) -> bool:
-        """No request of ``leader`` is outstanding (gRPC appender waits for replies)."""
-        return not any(m.src == leader or m.dst == leader for m in s.net)
+        """No request of ``leader``'s appender is outstanding (it waits for replies);
+        a vote request belongs to the election, not to the appender."""
+        return not any(
+            (m.src == leader or m.dst == leader) and not isinstance(m, RequestVote) for m in s.net
+        )
 
     def _send(self, s: SnapshotState, m: Message, consumed: Message | None = None) -> Any:
         net = s.net - {consumed} if consumed is not None else s.net
         return net | {m}
 
     def _adopt(self, s: SnapshotState, m: Notify | Append) -> SnapshotState:
-        """F recognises the sender as leader; in ``fix`` a new term runs the hook."""
-        if self.variant == "fix" and m.term > s.fTerm and s.installInProgressIndex != -1:
-            s = self._leader_change_hook(s)
-        return s._replace(fTerm=m.term, fLeader=m.src)
+        """F recognises the sender as leader (ServerState.recognizeLeader)."""
+        path = "notify" if isinstance(m, Notify) else "append"
+        return self._set_leader(s, m.term, m.src, path)
+
+    def _set_leader(
+        self, s: SnapshotState, term: int, leader: ModelValue | None, path: str
+    ) -> SnapshotState:
+        """F moves to ``term`` and ``leader`` (ServerState.updateCurrentTerm and
+        setLeader); the Ratis-side variants run their hook here."""
+        if s.installInProgressIndex != -1:
+            changed = leader != s.fLeader
+            hook = {
+                "fix": changed,
+                "mutant_keep_download": changed,
+                "mutant_notify_path_hook": changed and path == "notify",
+                "mutant_new_term_hook": term > s.fTerm and path != "vote",
+            }.get(self.variant, False)
+            if hook:
+                keep = self.variant == "mutant_keep_download"
+                s = self._leader_change_hook(s, abandon_download=not keep)
+        return s._replace(fTerm=term, fLeader=leader)
 
     @staticmethod
     def _reload(s: SnapshotState) -> SnapshotState:
@@ -261,17 +329,15 @@ class ScmInstallSnapshotLeaderChange(Spec):
             installInProgressIndex=-1,
         )
 
-    def _leader_change_hook(self, s: SnapshotState) -> SnapshotState:
+    def _leader_change_hook(self, s: SnapshotState, abandon_download: bool) -> SnapshotState:
         """The ``fix`` variant: apply a stored install, drop a null result, abandon a
         running download, clear installInProgressIndex."""
         if s.installedPending >= 0:
             s = self._reload(s)
-        return s._replace(
-            snapshotNull=False,
-            download=IDLE,
-            downloadLeader=None,
-            installInProgressIndex=-1,
-        )
+        s = s._replace(snapshotNull=False, installInProgressIndex=-1)
+        if abandon_download:
+            s = s._replace(download=IDLE, downloadLeader=None)
+        return s
 
     # -- leader appender ------------------------------------------------------------
     @action(over=(lambda self: (L1, L2),))
@@ -355,6 +421,18 @@ class ScmInstallSnapshotLeaderChange(Spec):
         reply = AppendReply(m.term, F, m.src, INCONSISTENCY, min(s.fNext, m.prev), -1, m.first)
         return s._replace(net=self._send(s, reply, m))
 
+    @action(
+        over_state=lambda self, s: in_order(s.net, RequestVote),
+        actor=lambda self, s, m: F,
+    )
+    def HandleRequestVote(self, s: SnapshotState, m: RequestVote) -> SnapshotState:
+        """RaftServerImpl.requestVote on F: a higher term moves F to it with no leader
+        (ServerState.updateCurrentTerm sets the leader to null)."""
+        s = s._replace(net=s.net - {m})
+        if m.term <= s.fTerm:
+            return s
+        return self._set_leader(s, m.term, None, "vote")
+
     @action(over=(lambda self: (OK, NOT_AHEAD, DL_ERROR, EXC),), actor=lambda self, s, o: F)
     def DownloadFinish(self, s: SnapshotState, outcome: str) -> SnapshotState | None:
         """F's download task completes the future: OK (the checkpoint TermIndex),
@@ -362,6 +440,8 @@ class ScmInstallSnapshotLeaderChange(Spec):
         future fails, as HDDS-16899's patch does for a failed download)."""
         if s.download != RUNNING:
             return None
+        if self.TIMING == "report" and s.fTerm < s.term:
+            return None  # the held download ends only after F hears of the new term
         failures = s.dlFailures
         if outcome == OK and not s.fApplied < self.CK:
             return None
@@ -372,8 +452,13 @@ class ScmInstallSnapshotLeaderChange(Spec):
                 return None
             failures += 1
         s = s._replace(download=IDLE, dlFailures=failures)
-        if self.variant == "fix_scm" and (outcome != OK or s.fLeader != s.downloadLeader):
-            outcome = EXC  # the patch: fail the future
+        leader_moved = s.fLeader != s.downloadLeader
+        if self.variant in ("fix_scm", "scm_leader_check_only") and outcome == OK and leader_moved:
+            # The patch, first half: the download's supplier checks the leader where
+            # it has a checkpoint TermIndex to return, and fails the future instead.
+            outcome = EXC
+        if self.variant in ("fix_scm", "scm_null_results_only") and outcome != OK:
+            outcome = EXC  # second half: the null returns fail the future too
         if outcome == OK:
             return s._replace(installedPending=self.CK)
         if outcome == EXC:
@@ -443,12 +528,15 @@ class ScmInstallSnapshotLeaderChange(Spec):
         partition); ldr starts with nextIndex = its log's next index, matchIndex = -1."""
         if ldr == s.leader or s.elections >= self.MAX_ELECTIONS:
             return None
+        if self.TIMING == "report" and (s.installedPending >= 0 or s.snapshotNull):
+            return None  # the report's timing: leadership moves during the download
         return s._replace(
             term=s.term + 1,
             leader=ldr,
             nextIndex=put(s.nextIndex, ldr, self.N),
             matchIndex=put(s.matchIndex, ldr, -1),
             elections=s.elections + 1,
+            net=s.net | {RequestVote(s.term + 1, ldr, F)},
         )
 
     @action(over=(lambda self: (L1, L2), lambda self: range(1, self.CK + 1)))
@@ -502,3 +590,10 @@ class ScmInstallSnapshotLeaderChange(Spec):
             s.logStart,
             s.fNext,
         )
+
+    @invariant
+    def InstallStateConsistent(self, s: SnapshotState) -> bool:
+        """A running download, a stored checkpoint or a null result belongs to an
+        install in progress: none outlives installInProgressIndex being cleared."""
+        busy = s.download == RUNNING or s.installedPending >= 0 or s.snapshotNull
+        return not busy or s.installInProgressIndex != -1

@@ -22,7 +22,14 @@ Variants: ``bug`` (gate ``isLeader() || isFollowerCaughtUp()``, with Java's
 short-circuit: a leader captures no target), ``fix`` (the report's patch: gate
 ``isFollowerCaughtUp()`` only), ``fix_recapture`` (also re-capture the target as the
 node's own commit index when it becomes leader before its server started: the residual
-the brief describes, which the report's patch leaves open).
+the brief describes, which the report's patch leaves open).  Two wrong patches are
+kept as variants so the checks show they are caught: ``mutant_leader_branch_only``
+(the patch applied to the call from ``notifyLeaderChanged`` only: a leader that is
+not caught up then starts through ``applyTransaction``'s call, still short-circuited
+by ``isLeader()``; NoLeaderBranchStartBeforeApplied is blind to it,
+NoLeaderStartBeforeAccessionApplied is not) and ``mutant_never_start_leader`` (a
+leader never starts its datanode server: every safety invariant holds, the liveness
+property DNServerEventuallyStarts does not).
 
 Initial states: ``INIT=post_restart`` (default: every server restarted with its log
 and commit index recovered up to ``INIT_LOG`` and nothing applied) or ``fresh`` (an
@@ -35,11 +42,16 @@ follower's view of the leader's commit index is the leader's commit at that mome
 safe mode, leader-ready and report handling are reduced to the start condition itself,
 which is what decides whether reports can be dropped.
 
+Fairness: weak fairness of replication, commit, learning the leader and the commit,
+and apply; elections and restarts are environment steps bounded by counters.
+
 Results (engine, pinned in ``tests/test_seed_scm.py``): ``bug`` violates
 NoLeaderBranchStartBeforeApplied in 1 action (post_restart) and in 7 from a fresh
-cluster with one restart, as the brief says; ``fix`` holds for it.  The residual:
-``fix`` violates NoLeaderStartBeforeAccessionApplied at ``MAX_INDEX=3, INIT_LOG=2``
-and ``fix_recapture`` holds both.
+cluster with one restart, as the brief says; ``fix`` holds every invariant and
+DNServerEventuallyStarts at the defaults (``MAX_INDEX=2``, logs recovered to 2).
+The residual: ``fix`` violates NoLeaderStartBeforeAccessionApplied once a server can
+become leader with its log recovered short of the others' (``INIT_LOG=1``: 8 actions;
+``MAX_INDEX=3, INIT_LOG=2``: 9), and ``fix_recapture`` holds both.
 """
 
 from __future__ import annotations
@@ -48,7 +60,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import ConfigError, Spec, action, invariant, model_values
+from checker import ConfigError, Spec, action, invariant, leads_to, model_values
 from checker.values import ModelValue, put
 
 LEADER_BRANCH, FOLLOWER_BRANCH, APPLY = "LeaderBranch", "FollowerBranch", "Apply"
@@ -92,8 +104,17 @@ class ScmNewLeaderDnServerStart(Spec):
     # Elections, restarts (and purges, failures) are bounded by counters: when they
     # run out the model may come to rest, which is not a protocol deadlock.
     check_deadlock = False
-    variants = ("bug", "fix", "fix_recapture")
+    variants = (
+        "bug",
+        "fix",
+        "fix_recapture",
+        "mutant_leader_branch_only",
+        "mutant_never_start_leader",
+    )
     symmetry = ("SCMS",)
+    fairness = dict.fromkeys(
+        ("LearnLeader", "Replicate", "AdvanceCommit", "LearnCommit", "Apply"), "weak"
+    )
 
     SCMS: tuple[ModelValue, ...]
     MAX_INDEX: int
@@ -152,7 +173,11 @@ class ScmNewLeaderDnServerStart(Spec):
     def _try_start(self, s: DnStartState, x: ModelValue, path: str) -> DnStartState:
         if s.dnServerStarted[x]:
             return s
-        if self.variant == "bug" and s.isLeaderCtx[x]:
+        v = self.variant
+        if v == "mutant_never_start_leader" and s.isLeaderCtx[x]:
+            return s
+        short_circuit = v == "bug" or (v == "mutant_leader_branch_only" and path != LEADER_BRANCH)
+        if short_circuit and s.isLeaderCtx[x]:
             gate = True  # isLeader() || ...: isFollowerCaughtUp() is not even called
         else:
             # isFollowerCaughtUp(): capture the target once, even if the gate fails.
@@ -307,3 +332,16 @@ class ScmNewLeaderDnServerStart(Spec):
             not s.startWhileLeader[x] or s.startApplied[x] >= s.startAccessionCommit[x]
             for x in self.SCMS
         )
+
+    # -- liveness -----------------------------------------------------------------
+    @leads_to(
+        lambda self, s, x, ldr: (
+            s.leader == ldr and s.knownLeader[x] == ldr and s.applied[x] >= s.commit[ldr]
+        ),
+        over=("SCMS", "SCMS"),
+    )
+    def DNServerEventuallyStarts(self, s: DnStartState, x: ModelValue, ldr: ModelValue) -> bool:
+        """Once x follows (or is) leader ldr and has applied everything ldr has
+        committed, x's datanode server starts, unless ldr stops leading or x stops
+        following it first."""
+        return s.dnServerStarted[x] or s.leader != ldr or s.knownLeader[x] != ldr

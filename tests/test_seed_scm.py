@@ -11,10 +11,11 @@ from tests.seed_helpers import replay_on, run
 
 SNAP = "scm_install_snapshot_leader_change"
 DN = "scm_new_leader_dn_server_start"
+DN_SAFETY = ["NoLeaderBranchStartBeforeApplied", "NoLeaderStartBeforeAccessionApplied"]
 LARGER = {"MAX_ELECTIONS": 3, "MAX_PURGES": 2, "MAX_DL_FAILURES": 2}
 
 
-@pytest.mark.parametrize(("consts", "bug_n", "fix_scm_n"), [({}, 169, 153), (LARGER, 235, 217)])
+@pytest.mark.parametrize(("consts", "bug_n", "fix_scm_n"), [({}, 258, 242), (LARGER, 361, 343)])
 def test_hdds_16932_bug_and_scm_patch_get_stuck_in_6_actions(
     consts: dict[str, int], bug_n: int, fix_scm_n: int
 ) -> None:
@@ -29,11 +30,71 @@ def test_hdds_16932_bug_and_scm_patch_get_stuck_in_6_actions(
         assert last.fLeader == last.leader  # F follows L2 and rejects its appends
 
 
-@pytest.mark.parametrize(("consts", "distinct"), [({}, 6682), (LARGER, 46009)])
-def test_hdds_16932_ratis_fix_holds_exhaustively(consts: dict[str, int], distinct: int) -> None:
-    r, _ = run(SNAP, "fix", **consts)
+@pytest.mark.parametrize(("timing", "distinct"), [("any", 23636), ("report", 21628)])
+def test_hdds_16932_ratis_fix_holds_exhaustively(timing: str, distinct: int) -> None:
+    r, _ = run(SNAP, "fix", TIMING=timing)
     assert r.verdict is Verdict.OK
     assert r.stats.distinct == distinct
+    live, _ = run(SNAP, "fix", invariants=["FollowerEventuallyCatchesUp"], TIMING=timing)
+    assert live.verdict is Verdict.OK
+
+
+def test_hdds_16932_report_timing_separates_the_scm_patch_halves() -> None:
+    """Under the reproduction's timing (leadership moves while the download is held,
+    which ends after F hears the new term) the whole SCM patch holds, the leader
+    check alone is caught by a null result, the null-result half alone by a success."""
+    r, _ = run(SNAP, "fix_scm", TIMING="report")
+    assert (r.verdict, r.stats.distinct) == (Verdict.OK, 33494)
+    r, _ = run(SNAP, "scm_leader_check_only", TIMING="report")
+    assert r.violated == "NoStuckInstallInProgress" and r.trace is not None
+    assert r.trace.labels()[-1] == "DownloadFinish('ERROR')"
+    assert r.trace.steps[-1].state.snapshotNull
+    r, _ = run(SNAP, "scm_null_results_only", TIMING="report")
+    assert r.violated == "NoStuckInstallInProgress" and r.trace is not None
+    assert r.trace.labels()[-1] == "DownloadFinish('OK')"
+
+
+def test_hdds_16932_report_story_leadership_moves_during_the_download() -> None:
+    r, _ = run(SNAP, "bug", TIMING="report")
+    assert r.violated == "NoStuckInstallInProgress" and r.trace is not None
+    assert r.trace.labels() == [
+        "SendNotify(L1)",
+        "HandleNotify(Notify L1->F t1)",
+        "ElectLeader(L2)",
+        "SendAppend(L2)",
+        "HandleAppend(Append L2->F t2)",
+        "DownloadFinish('OK')",
+    ]
+    # The download was running when leadership moved, and F already followed L2.
+    assert r.trace.steps[3].state.download == "Running"
+    assert r.trace.steps[5].state.fLeader == r.trace.steps[5].state.leader
+
+
+@pytest.mark.parametrize(
+    ("mutant", "violated", "labels_tail"),
+    [
+        # F hears term 2 from L2's RequestVote first, so no append brings a higher term.
+        (
+            "mutant_new_term_hook",
+            "NoStuckInstallInProgress",
+            ["HandleRequestVote(RequestVote L2->F t2)", "HandleAppend(Append L2->F t2)"],
+        ),
+        # L2's log covers F, so L2 never notifies: the hook is dead code.
+        ("mutant_notify_path_hook", "NoStuckInstallInProgress", ["HandleAppend(Append L2->F t2)"]),
+        # The index is cleared on the vote while L1's download runs on.
+        (
+            "mutant_keep_download",
+            "InstallStateConsistent",
+            ["HandleRequestVote(RequestVote L2->F t2)"],
+        ),
+    ],
+)
+def test_hdds_16932_wrong_ratis_patches_are_caught(
+    mutant: str, violated: str, labels_tail: list[str]
+) -> None:
+    r, _ = run(SNAP, mutant)
+    assert r.violated == violated and r.trace is not None
+    assert r.trace.labels()[-len(labels_tail) :] == labels_tail
 
 
 def test_hdds_16932_story_and_replays(tmp_path: Path) -> None:
@@ -81,12 +142,49 @@ def test_hdds_16454_bug_leader_branch_starts_before_applied() -> None:
 
 @pytest.mark.parametrize(("consts", "distinct"), [({}, 2354), ({"MAX_TERM": 4}, 7965)])
 def test_hdds_16454_fix_and_recapture_hold(consts: dict[str, int], distinct: int) -> None:
+    # Every safety invariant here; liveness at the defaults in its own test.
     for variant in ("fix", "fix_recapture"):
-        r, _ = run(DN, variant, **consts)
+        r, _ = run(DN, variant, invariants=DN_SAFETY, **consts)
         assert r.verdict is Verdict.OK, variant
         assert r.stats.distinct == distinct
-    r, _ = run(DN, "fix", invariants=["NoLeaderBranchStartBeforeApplied"], **consts)
+
+
+def test_hdds_16454_liveness_catches_a_fix_that_never_starts_a_leader() -> None:
+    r, _ = run(DN, "fix", invariants=["DNServerEventuallyStarts"])
     assert r.verdict is Verdict.OK
+    r, _ = run(DN, "mutant_never_start_leader")
+    assert r.violated == "DNServerEventuallyStarts"
+    assert r.trace is not None and r.trace.loop is not None
+    last = r.trace.steps[-1].state
+    leader = last.leader
+    assert not last.dnServerStarted[leader] and last.applied[leader] == last.commit[leader]
+
+
+def test_hdds_16454_every_invariant_catches_the_leader_branch_only_patch() -> None:
+    # NoLeaderBranchStartBeforeApplied alone is blind to it: the start goes through
+    # applyTransaction's call while leader.
+    r, _ = run(DN, "mutant_leader_branch_only", invariants=["NoLeaderBranchStartBeforeApplied"])
+    assert r.verdict is Verdict.OK
+    r, _ = run(DN, "mutant_leader_branch_only")
+    assert r.violated == "NoLeaderStartBeforeAccessionApplied"
+    assert r.trace is not None and r.trace.labels() == ["BecomeLeader(s1)", "Apply(s1)"]
+
+
+def test_hdds_16454_residual_with_a_leader_recovered_short() -> None:
+    r, _ = run(DN, "fix", INIT_LOG=1)
+    assert r.violated == "NoLeaderStartBeforeAccessionApplied"
+    assert r.trace is not None and r.trace.labels() == [
+        "BecomeLeader(s1)",
+        "LearnLeader(s2)",
+        "ClientAllocate(s1)",
+        "Replicate(s1, s2)",
+        "AdvanceCommit(s1)",
+        "LearnCommit(s2)",
+        "BecomeLeader(s2)",
+        "Apply(s2)",
+    ]
+    r, _ = run(DN, "fix_recapture", invariants=DN_SAFETY, INIT_LOG=1)
+    assert (r.verdict, r.stats.distinct) == (Verdict.OK, 84095)
 
 
 def test_hdds_16454_residual_of_the_reports_patch() -> None:
