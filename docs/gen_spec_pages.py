@@ -101,6 +101,13 @@ EXTRA = [
 ]
 
 
+def _const(v: object) -> str:
+    """A constant's default as a user would type it on the command line."""
+    if isinstance(v, tuple):
+        return str(len(v))
+    return str(v)
+
+
 def main() -> None:
     """Run the checks and write one page per seed spec."""
     checks = [c for c in load_manifest(ROOT / "pyproject.toml") if c.spec in SEEDS] + EXTRA
@@ -118,6 +125,17 @@ def main() -> None:
             f"spec: `specs/{spec}.py`.",
             "",
             doc,
+            "",
+            "## Bounds and initial states",
+            "",
+            "Default constants: "
+            + ", ".join(f"`{k}={_const(v)}`" for k, v in cls.constants.items())
+            + ".",
+            "",
+            "Initial states (``init``): " + inspect.cleandoc(cls.init.__doc__ or "(undocumented)"),
+            "",
+            "What each fix was shown against: the rows below, one per variant and setting;",
+            "a row checks every property of the spec unless it names some.",
             "",
             "## Results",
             "",

@@ -18,19 +18,35 @@ OMs; one global log of entries ``(term, kind, key)`` of which each OM holds a pr
 leadership moves only to an OM holding the whole log (admin transfer); the table cache
 and DB are one set ``visible``; the double buffer is one ``Flush`` step; a client's
 write is acknowledged when the accepting leader executes it.  ``Read`` is the
-observable form (ghost ``staleRead``).  Variants: ``bug`` (LEADER_AND_READY iff Ratis
-leader-ready) and ``fix`` (also require ``term(OM last applied index) = term``).
+observable form (ghost ``staleRead``).  Writes are checked too: a key is created in a
+bucket (``BUCKETS``, one by default), and the leader validates a key create against
+its local cache before submitting it (``preExecute``), so a stale cache answers
+BUCKET_NOT_FOUND for a bucket whose creation was acknowledged (ghost
+``staleReject``).  Variants: ``bug`` (LEADER_AND_READY iff Ratis leader-ready),
+``fix`` (also require ``term(OM last applied index) = term``), and two wrong patches
+kept so the checks show they are caught: ``mutant_reads_only`` (the new status gates
+reads, writes still trust Ratis) and ``mutant_executed_index`` (the check uses the
+executor's last *executed* index instead of OM's last applied index, which advances
+only after the double buffer flushes: the cache is then complete but the DB that
+KeyDeletingService and DirectoryDeletingService scan once the leader is ready is not).
 
 Abstractions and soundness: no truncation or divergent logs (the report's trigger, an
 admin transfer, needs a caught-up target, and the bug needs only committed entries);
 ``OmLastApplied`` folds flush callbacks and ``notifyTermIndexUpdated`` skipping over
 configuration entries into one prefix rule (the property HDDS-10546 established and
-the patch relies on); one key suffices (more keys only add interleavings of the same
-window).
+the patch relies on); one bucket and one key suffice (more only add interleavings of
+the same window).
+
+Initial state: o1 leads term 1 with only its startup entry, committed and applied
+everywhere; bounds ``MAX_TERM=2``, ``MAX_LOG=4`` (entries, startup entries included),
+no restarts.
 
 Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` violates
 NewLeaderReadyOnlyAfterPreviousTermApplied in 7 actions and ReadyLeaderServesAckedWrites
-in 10, and a Read observes the stale answer in 11; ``fix`` holds all three.
+in 10, a Read observes the stale answer in 11 and a key create is refused for an
+acknowledged bucket in 11; ``fix`` holds every property (also with one restart);
+``mutant_reads_only`` fails NoStaleWriteRejection and ``mutant_executed_index`` fails
+NewLeaderReadyOnlyAfterPreviousTermFlushed.
 """
 
 from __future__ import annotations
@@ -48,7 +64,8 @@ OmMap = Map[ModelValue, Any]
 
 
 class LogEntry(NamedTuple):
-    """A Raft log entry: its term, CONF (startup/configuration) or WRITE, the key."""
+    """A Raft log entry: its term, CONF (startup/configuration) or WRITE, and the
+    bucket or key the write creates."""
 
     term: int
     kind: str
@@ -72,6 +89,7 @@ class OmState(NamedTuple):
     startIndex: OmMap
     acked: frozenset[ModelValue]
     staleRead: bool
+    staleReject: bool
     restarts: int
 
 
@@ -81,11 +99,12 @@ class OmLeaderReadyBeforeApply(Spec):
     constants = {
         "OMS": model_values("o", 3, group="OMS"),
         "KEYS": model_values("k", 1, group="KEYS"),
+        "BUCKETS": model_values("b", 1, group="BUCKETS"),
         "MAX_TERM": 2,
         "MAX_LOG": 4,
         "MAX_RESTARTS": 0,
     }
-    variants = ("bug", "fix")
+    variants = ("bug", "fix", "mutant_reads_only", "mutant_executed_index")
     symmetry = ("OMS",)
     # Bounded terms and log: the model comes to rest once they are used up.
     check_deadlock = False
@@ -96,6 +115,7 @@ class OmLeaderReadyBeforeApply(Spec):
 
     OMS: tuple[ModelValue, ...]
     KEYS: tuple[ModelValue, ...]
+    BUCKETS: tuple[ModelValue, ...]
     MAX_TERM: int
     MAX_LOG: int
     MAX_RESTARTS: int
@@ -122,16 +142,18 @@ class OmLeaderReadyBeforeApply(Spec):
                 startIndex=put(self._map(0), o1, 1),
                 acked=frozenset(),
                 staleRead=False,
+                staleReject=False,
                 restarts=0,
             )
         ]
 
     # -- OM's view ----------------------------------------------------------------
     @staticmethod
-    def om_last_applied(s: OmState, n: ModelValue) -> int:
+    def om_last_applied(s: OmState, n: ModelValue, done: OmMap | None = None) -> int:
         """OM's last applied index: flushed data, and configuration entries once all
-        before them is flushed."""
-        for j in range(s.flushed[n] + 1, s.raApplied[n] + 1):
+        before them is flushed (``done`` = executed instead of flushed: the mutant)."""
+        base = s.flushed if done is None else done
+        for j in range(base[n] + 1, s.raApplied[n] + 1):
             if s.log[j - 1].kind == WRITE:
                 return j - 1
         return int(s.raApplied[n])
@@ -141,22 +163,55 @@ class OmLeaderReadyBeforeApply(Spec):
         if s.leader != n:
             return NOT_LEADER
         ready = bool(s.ratisReady[n])
-        if self.variant == "fix":
-            j = self.om_last_applied(s, n)
+        if self.variant in ("fix", "mutant_reads_only", "mutant_executed_index"):
+            done = s.executed if self.variant == "mutant_executed_index" else None
+            j = self.om_last_applied(s, n, done)
             ready = ready and (s.log[j - 1].term if j > 0 else 0) == s.term
         return READY if ready else NOT_READY
 
+    def write_status(self, s: OmState, n: ModelValue) -> str:
+        """The status a write request is gated on (only the mutant differs)."""
+        if self.variant == "mutant_reads_only":
+            if s.leader != n:
+                return NOT_LEADER
+            return READY if s.ratisReady[n] else NOT_READY
+        return self.status(s, n)
+
+    @staticmethod
+    def bucket_of(k: ModelValue, buckets: tuple[ModelValue, ...], keys: tuple[Any, ...]) -> Any:
+        """The bucket key k is created in (keys are spread over the buckets)."""
+        return buckets[keys.index(k) % len(buckets)]
+
     # -- actions ------------------------------------------------------------------
+    def _submit(self, s: OmState, obj: ModelValue) -> OmState | None:
+        ldr = s.leader
+        if ldr is None or any(e.key == obj for e in s.log) or len(s.log) >= self.MAX_LOG:
+            return None
+        log = (*s.log, LogEntry(s.term, WRITE, obj))
+        return s._replace(log=log, logLen=put(s.logLen, ldr, len(log)))
+
+    @action(over="BUCKETS", actor=lambda self, s, b: s.leader)
+    def ClientCreateBucket(self, s: OmState, b: ModelValue) -> OmState | None:
+        """A client creates bucket b through the ready leader."""
+        if s.leader is None or self.write_status(s, s.leader) != READY:
+            return None
+        return self._submit(s, b)
+
     @action(over="KEYS", actor=lambda self, s, k: s.leader)
     def ClientWrite(self, s: OmState, k: ModelValue) -> OmState | None:
-        """A client creates key k through the ready leader."""
+        """A client creates key k through the ready leader, which validates it
+        against its local cache first (preExecute): no bucket, BUCKET_NOT_FOUND."""
         ldr = s.leader
-        if ldr is None or any(e.key == k for e in s.log) or len(s.log) >= self.MAX_LOG:
+        if ldr is None or self.write_status(s, ldr) != READY:
             return None
-        if self.status(s, ldr) != READY:
+        if any(e.key == k for e in s.log):
             return None
-        log = (*s.log, LogEntry(s.term, WRITE, k))
-        return s._replace(log=log, logLen=put(s.logLen, ldr, len(log)))
+        bucket = self.bucket_of(k, self.BUCKETS, self.KEYS)
+        if bucket not in s.visible[ldr]:
+            if bucket in s.acked and not s.staleReject:
+                return s._replace(staleReject=True)  # refused for an acknowledged bucket
+            return None
+        return self._submit(s, k)
 
     @action(over=("OMS", "OMS"), actor=lambda self, s, ldr, f: f)
     def Replicate(self, s: OmState, ldr: ModelValue, f: ModelValue) -> OmState | None:
@@ -250,9 +305,10 @@ class OmLeaderReadyBeforeApply(Spec):
             ratisReady=put(ready, n, False),
         )
 
-    @action(over=("OMS", "KEYS"))
+    @action(over=("OMS", lambda self: (*self.BUCKETS, *self.KEYS)))
     def Read(self, s: OmState, n: ModelValue, k: ModelValue) -> OmState | None:
-        """A default read of k served by a ready leader from its local cache."""
+        """A default read of bucket or key k (getBucketInfo, getKeyInfo) served by a
+        ready leader from its local cache."""
         if self.status(s, n) != READY:
             return None
         stale = s.staleRead or (k in s.acked and k not in s.visible[n])
@@ -287,6 +343,19 @@ class OmLeaderReadyBeforeApply(Spec):
         return True
 
     @invariant
+    def NewLeaderReadyOnlyAfterPreviousTermFlushed(self, s: OmState) -> bool:
+        """A LEADER_AND_READY OM has flushed to its DB every write before its startup
+        entry (the leader-only deleting services scan the DB, not the cache)."""
+        for n in self.OMS:
+            if self.status(s, n) == READY:
+                writes = [
+                    i for i, e in enumerate(s.log[: s.startIndex[n] - 1], 1) if e.kind == WRITE
+                ]
+                if writes and s.flushed[n] < writes[-1]:
+                    return False
+        return True
+
+    @invariant
     def ReadyLeaderServesAckedWrites(self, s: OmState) -> bool:
         """A default read on a LEADER_AND_READY OM sees every acknowledged write."""
         return all(s.acked <= s.visible[n] for n in self.OMS if self.status(s, n) == READY)
@@ -300,3 +369,9 @@ class OmLeaderReadyBeforeApply(Spec):
     def NoStaleRead(self, s: OmState) -> bool:
         """No served read missed an acknowledged key (the observable twin)."""
         return not s.staleRead
+
+    @invariant
+    def NoStaleWriteRejection(self, s: OmState) -> bool:
+        """No write was refused for a bucket whose creation was acknowledged (the
+        observable twin for writes)."""
+        return not s.staleReject

@@ -31,9 +31,32 @@ message bound loses no counterexample (each needs one message at a time); the co
 rule is the majority value of the leader's own last index and its followers'
 matchIndex (the 3-server median).
 
+Variants: ``bug``; ``fix`` (the patch of commit 6aafce539); ``fix_and_commit_guard``
+(the fix plus an ``effectiveCommitIndex`` that counts from -1 for a request with no
+previous entry: see the finding below); ``mutant_fix_with_previous_only`` (the fix
+applied only to heartbeats that carry a previous entry, which is all the report's
+unit test 2 exercises: kept so the gate shows it is caught).
+
 Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` violates
 MatchIndexSound in 8 actions and CommitImpliesQuorumReplication in 9 at the defaults,
-and StateMachineSafety in 21 in ``deep``; ``fix`` holds all three exhaustively.
+and StateMachineSafety in 21 in ``deep``; ``fix`` holds all three exhaustively from
+the ``seeded`` initial state (defaults, ``MaxMsgs=1``, ``deep``), and MatchIndexSound
+and CommitImpliesQuorumReplication from ``empty`` (MaxTerm=3, MaxMsgs=1), where the
+mutant fails MatchIndexSound in 13.  StateMachineSafety also requires every commit
+index to lie within its server's log (raft.tla's form would not see a commit past
+the log).
+
+Finding, separate from RATIS-2605 (``Init=empty``, MaxTerm=3, MaxMsgs=1): ``bug`` and
+``fix`` both violate StateMachineSafety in 16 actions.  s1 wins term 2 and appends
+its startup entry at index 0, unreplicated; s2 wins term 3 with s3, commits its own
+startup entry at index 0, and its heartbeat to s1 (nextIndex 0, so
+``LogAppender.getPrevious`` gives none) carries leaderCommit 0.  s1 computes
+``ServerImplUtils.effectiveCommitIndex(0, null, 0) = min(0, LEAST_VALID_LOG_INDEX +
+0) = 0``, and ``RaftLog.updateCommitIndex`` on a follower takes it (its flush index
+is 0): s1 counts its own term-2 entry at index 0 as committed, which s2's log does
+not hold.  Read against Ratis master (``ServerImplUtils.effectiveCommitIndex`` still
+uses ``LEAST_VALID_LOG_INDEX`` when the previous entry is null); argued from the code,
+not run against Ratis.  ``fix_and_commit_guard`` holds every safety invariant there.
 """
 
 from __future__ import annotations
@@ -146,7 +169,7 @@ class RatisHeartbeatMatchIndex(Spec):
         "MaxRestarts": 0,
         "Init": "seeded",
     }
-    variants = ("bug", "fix")
+    variants = ("bug", "fix", "fix_and_commit_guard", "mutant_fix_with_previous_only")
     symmetry = ("Server",)
     # Strong fairness of sending entries (the MaxMsgs guard can disable it now and
     # then), weak fairness of the handlers and of commit; heartbeats, timeouts, client
@@ -396,8 +419,13 @@ class RatisHeartbeatMatchIndex(Spec):
                 new.extend(entries[k:])
                 break
             lg = tuple(new)
-        base = prev if prev >= 0 else 0  # effectiveCommitIndex
-        commit = max(commit, min(m.mcommitIndex, base + len(entries)))
+        # ServerImplUtils.effectiveCommitIndex: min(leaderCommit, previous + #entries),
+        # with previous = LEAST_VALID_LOG_INDEX (0) when the request has none; the
+        # guard variant counts from -1 there instead.
+        # RaftLog.updateCommitIndex on a follower then clamps at its flush index.
+        no_prev = -1 if self.variant == "fix_and_commit_guard" else 0
+        base = prev if prev >= 0 else no_prev
+        commit = max(commit, min(m.mcommitIndex, base + len(entries), len(lg) - 1))
         s = s._replace(log=put(s.log, j, lg), commitIndex=put(s.commitIndex, j, commit))
         if entries:
             last = first + len(entries) - 1
@@ -418,7 +446,10 @@ class RatisHeartbeatMatchIndex(Spec):
         old = s.nextIndex[i][j]
         match = s.matchIndex[i][j]
         if m.mresult == SUCCESS:
-            if self.variant == "fix" and m.mreqHeartbeat:
+            patched = self.variant in ("fix", "fix_and_commit_guard") or (
+                self.variant == "mutant_fix_with_previous_only" and m.mreqPrevIndex >= 0
+            )
+            if patched and m.mreqHeartbeat:
                 new = max(old, m.mreqPrevIndex + 1)
             else:
                 new = m.mnextIndex
@@ -506,6 +537,10 @@ class RatisHeartbeatMatchIndex(Spec):
 
     @invariant
     def StateMachineSafety(self, s: HbState) -> bool:
-        """raft.tla's classic: committed entries agree on every pair of servers."""
+        """raft.tla's classic, committed entries agree on every pair of servers, and
+        no commit index lies past its server's log (raft.tla's form compares only
+        up to the log's end and would miss that)."""
+        if any(s.commitIndex[i] >= len(s.log[i]) for i in self.Server):
+            return False
         counts = {i: s.commitIndex[i] + 1 for i in self.Server}
         return committed_logs_agree(s.log, counts)
