@@ -306,7 +306,7 @@ class _Reader:
                 return cls(**fields)
             except (TypeError, ValueError):
                 pass  # not this type's fields after all: keep it as plain data
-        return Record(tag, Map(fields))
+        return Record(tag, Map(fields), tuple(fields))
 
 
 def _list(v: Any, what: str) -> list[Any]:

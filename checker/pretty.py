@@ -159,6 +159,38 @@ def brief_message(m: Any) -> str:
     return text + (f" t{term}" if isinstance(term, int) else "")
 
 
+_KIND = ("mtype", "type", "kind")
+_ROUTE = frozenset((*_SRC, *_DST, *_TERM, *_KIND))
+
+
+def _message_fields(m: Any) -> list[tuple[str, Any]]:
+    """A message's fields in declaration order: NamedTuple, dataclass, record, map."""
+    if isinstance(m, Record):
+        return [(k, m.fields[k]) for k in m._order or sorted(m.fields)]
+    if isinstance(m, Mapping):
+        return [(str(k), m[k]) for k in sorted(m, key=sort_key)]
+    names = getattr(m, "_fields", None)
+    if names is None and hasattr(m, "__dataclass_fields__"):
+        names = tuple(m.__dataclass_fields__)
+    return [(n, getattr(m, n)) for n in names or ()]
+
+
+def message_detail(m: Any, width: int = 60) -> str:
+    """``AppendReply F->L2 t2 INCONSISTENCY next=1 match=-1``: the brief form plus the
+    message's contents, since a report often turns on them.  A field holding an
+    upper-case word (a result code) is shown bare; the text is clipped at ``width``."""
+    parts = [brief_message(m)]
+    for name, v in _message_fields(m):
+        if name in _ROUTE:
+            continue
+        if isinstance(v, str) and v.isupper():
+            parts.append(v)
+        else:
+            parts.append(f"{name}={show(v)}")
+    text = " ".join(parts)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def changes(name: str, old: Any, new: Any) -> Iterator[tuple[str, str, str]]:
     """What changed in one variable, as (path, old text, new text) rows."""
     if old is new or old == new:

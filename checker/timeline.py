@@ -22,7 +22,16 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from checker.pretty import _DST, _SRC, _field, _name, brief_message, is_message, show
+from checker.pretty import (
+    _DST,
+    _SRC,
+    _field,
+    _name,
+    brief_message,
+    is_message,
+    message_detail,
+    show,
+)
 
 ENV = "env"
 
@@ -161,7 +170,10 @@ def _message_cells(
         src, dst = _name(_field(m, _SRC)), _name(_field(m, _DST))
         text = brief_message(m)
         if n0 == 0:
-            sent.append((src if src in lanes else ENV, Text(f"sent {text}", style="cyan")))
+            # A send shows the contents (INCONSISTENCY next=1); later mentions of the
+            # same message name it briefly.
+            line = Text(f"sent {message_detail(m)}", style="cyan")
+            sent.append((src if src in lanes else ENV, line))
         elif n1 > n0:
             cells[ENV].append(Text(f"duplicated {text}", style="yellow"))
         elif actor == dst and dst in lanes:

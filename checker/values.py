@@ -8,7 +8,7 @@ is why a spec must never look inside one: it is only ever compared, stored and p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
@@ -131,6 +131,8 @@ class Record:
 
     tag: str
     fields: Any  #: field name -> value (an immutables.Map)
+    #: the fields in the file's order (a Map iterates in hash order); not compared
+    _order: tuple[str, ...] = field(default=(), compare=False, hash=False)
 
     def __getattr__(self, name: str) -> Any:
         # Only called for names that are not real attributes: the record's fields.

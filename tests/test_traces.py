@@ -165,9 +165,13 @@ def test_timeline_fits_the_terminal_and_shows_messages(raft_trace: Any, width: i
         # The cells say what was sent and received (the table wraps them, so the
         # cell contents are checked as data and the words in the drawn text).
         sent = [t.plain for t in step_changes(data, 3)["s1"]]
-        assert sent == ["sent RVRequest s1->s1 t2"]
+        # A send shows the message's contents, a receipt names it briefly.
+        assert sent == ["sent RVRequest s1->s1 t2 mlastLogTerm=0 mlastLogIndex=0"]
         got = [t.plain for t in step_changes(data, 4)["s1"]]
-        assert got[:2] == ["received RVRequest s1->s1 t2", "sent RVResponse s1->s1 t2"]
+        assert got[:2] == [
+            "received RVRequest s1->s1 t2",
+            "sent RVResponse s1->s1 t2 mvoteGranted=TRUE mlog=<<>>",
+        ]
         assert "RVRequest" in text and "RVResponse" in text
         assert "received" in text
         for lane in ("s1", "s2", "s3", "env"):
