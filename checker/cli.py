@@ -290,6 +290,9 @@ def run(
         sys.exit(result.exit_code)
     saved: Path | None = None
     if result.trace is not None:
+        # Made again now that the run has fixed the model's variable names: the one
+        # made before the run cannot say which variables the property reads.
+        presentation = presentation_for(model)
         with _shielded():
             try:
                 saved = save_trace(
@@ -495,6 +498,8 @@ def replay_cmd(args: tuple[str, ...], variant: str | None, consts: tuple[str, ..
         console.print(Text("  " + line), soft_wrap=True)
     if outcome.by_actions:
         console.print(Text(outcome.by_actions, style="bold"), soft_wrap=True)
+    if outcome.decisive and outcome.decisive_step != outcome.step:
+        console.print(Text(outcome.decisive, style="bold"), soft_wrap=True)
     sys.exit(0 if outcome.ok else 1)
 
 

@@ -30,6 +30,10 @@ class ReplayOutcome:
     details: list[str] = field(default_factory=list)
     #: After a divergence: what happens when the same actions are taken anyway.
     by_actions: str | None = None
+    #: After a divergence: the first step at which a variable the property reads
+    #: differs, i.e. where the variant changes the outcome rather than bookkeeping.
+    decisive_step: int | None = None
+    decisive: str | None = None
 
 
 def _enc_vars(model: CompiledSpec, trace: ItfTrace, state: Any) -> dict[str, Any]:
@@ -94,12 +98,16 @@ def replay(model: CompiledSpec, trace: ItfTrace) -> ReplayOutcome:
             )
         same = [t for t in matches if _enc_vars(model, trace, t) == want]
         if not same:
+            followed, states = _follow_actions(model, trace, [*produced, matches[0]])
+            at, decisive = _decisive_step(model, trace, states, i)
             return ReplayOutcome(
                 False,
                 f"step {i}: {label} produces a different state in variant {variant}",
                 i,
                 _differences(model, trace, matches[0], trace.states[i]),
-                by_actions=_follow_actions(model, trace, [*produced, matches[0]]),
+                by_actions=followed,
+                decisive_step=at,
+                decisive=decisive,
             )
         current = same[0]
         produced.append(current)
@@ -143,23 +151,51 @@ def _judge_end(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -> Rep
     return ReplayOutcome(True, f"the trace is a real behaviour of variant {variant}")
 
 
-def _follow_actions(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -> str:
+def _follow_actions(
+    model: CompiledSpec, trace: ItfTrace, produced: list[Any]
+) -> tuple[str, list[Any]]:
     """Take the trace's remaining actions from the spec's own states after a divergence
     (``produced`` ends at the diverging step): does the variant block one of them, and
-    does the property still fail at the end?"""
+    does the property still fail at the end?  Also returns the states taken."""
     variant = model.spec.variant
     states = list(produced)
     for i in range(len(states), len(trace.states)):
         label, nxt = _take(model, trace, states[-1], trace.steps[i])
         if not nxt:
-            return f"taking the same actions, variant {variant} blocks step {i}: {label}"
+            return f"taking the same actions, variant {variant} blocks step {i}: {label}", states
         states.append(nxt[0])
     end = _judge_end(model, trace, states)
     n = len(trace.states) - 1
     if end.ok:
-        return f"taking the same {n} actions in variant {variant} still ends in the violation"
+        return (
+            f"taking the same {n} actions in variant {variant} still ends in the violation",
+            states,
+        )
     prop = trace.meta.get("property")
-    return f"taking the same {n} actions in variant {variant}, {prop} holds at the end"
+    return f"taking the same {n} actions in variant {variant}, {prop} holds at the end", states
+
+
+def _decisive_step(
+    model: CompiledSpec, trace: ItfTrace, states: list[Any], first: int
+) -> tuple[int | None, str | None]:
+    """The first step from ``first`` on at which a variable the trace's property reads
+    (``#meta.property_reads``) differs between the variant's states and the recorded
+    ones: where the variant changes the outcome, not a bookkeeping variable."""
+    reads = [r for r in trace.meta.get("property_reads") or [] if r in model.var_names]
+    if not reads:
+        return None, None
+    for i in range(first, len(states)):
+        got = dict(zip(model.var_names, model.variables(states[i]), strict=True))
+        differ = [
+            r for r in reads if encode(trace.normalize(got[r])) != encode(trace.states[i].get(r))
+        ]
+        if differ:
+            label = trace.steps[i].get("action") or trace.steps[i].get("action_name")
+            return i, (
+                f"the first step whose outcome the property reads is step {i}: {label} "
+                f"({', '.join(differ)} differ)"
+            )
+    return None, None
 
 
 def _take(

@@ -206,3 +206,25 @@ def test_hdds_16454_fix_blocks_the_bug_trace(tmp_path: Path) -> None:
         "taking the same 7 actions in variant fix, NoLeaderBranchStartBeforeApplied "
         "holds at the end"
     )
+    # Step 1 only captures a target (bookkeeping); the step the fix changes is the
+    # restarted s1's election, where its datanode server no longer starts.
+    assert blocked.decisive_step == 7
+    assert blocked.decisive is not None
+    assert "step 7: BecomeLeader(s1) (startPath, startApplied, startCommit differ)" in (
+        blocked.decisive
+    )
+
+
+def test_cli_replay_names_the_decisive_step(tmp_path: Path) -> None:
+    """A trace saved by ``mcheck run`` records what its property reads, so ``mcheck
+    replay`` can name the step the fix changes."""
+    from click.testing import CliRunner
+
+    from checker.cli import main
+
+    out = tmp_path / "dn.itf.json"
+    runner = CliRunner()
+    r = runner.invoke(main, ["run", DN, "--const", "INIT=fresh", "--trace-out", str(out)])
+    assert r.exit_code == 12, r.output
+    r = runner.invoke(main, ["replay", DN, str(out), "--variant", "fix"])
+    assert "the first step whose outcome the property reads is step 7" in r.stdout
