@@ -29,11 +29,22 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-## demo: install, then check the die_hard spec and show its counterexample
+## demo: install, then the HDDS-16932 story: the bug's shortest counterexample, the
+## report's own SCM patch replaying it, the Ratis-side fix blocking it, the fix checked
+DEMO_SPEC = scm_install_snapshot_leader_change
+DEMO_TRACE = build/demo/hdds-16932-bug.itf.json
 demo: $(STAMP)
-	@$(BIN)/mcheck run die_hard; code=$$?; \
+	@mkdir -p build/demo
+	@$(BIN)/mcheck run $(DEMO_SPEC) --variant bug --trace-out $(DEMO_TRACE); code=$$?; \
 	  if [ $$code -ne 12 ]; then echo "expected exit 12 (violation), got $$code"; exit 1; fi; \
-	  echo "(exit 12: invariant violated, as expected for this puzzle)"
+	  echo "(exit 12: the bug is real; the trace is in $(DEMO_TRACE))"
+	@echo; echo "== the report's SCM patch (fix_scm) on the same trace:"
+	@$(BIN)/mcheck replay $(DEMO_SPEC) $(DEMO_TRACE) --variant fix_scm
+	@echo; echo "== the Ratis-side fix on the same trace:"
+	@$(BIN)/mcheck replay $(DEMO_SPEC) $(DEMO_TRACE) --variant fix; code=$$?; \
+	  if [ $$code -ne 1 ]; then echo "expected the fix to block the trace, got $$code"; exit 1; fi
+	@echo; echo "== the fix over every reachable state:"
+	@$(BIN)/mcheck run $(DEMO_SPEC) --variant fix
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
