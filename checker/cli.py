@@ -280,6 +280,9 @@ def run(
         console.print(_header(model.name, instance.variant, instance.constant_values, how))
     try:
         result = run_model(model, opts)
+        if result.verdict is Verdict.INCOMPLETE:
+            # The command is reporting a stopped run: a second Ctrl-C must not cut it.
+            ignore_interrupts()
     except EvaluationError as exc:
         _report_evaluation_error(exc)
         sys.exit(ExitCode.BAD_INPUT)

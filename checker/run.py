@@ -15,7 +15,11 @@ never a pass.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -43,6 +47,29 @@ from checker.trace import Trace, replay_choices
 def run(model: Model, options: Options | None = None) -> Result:
     """Check ``model``: its invariants on every reachable state, then its temporal
     properties on the reachable state graph."""
+    # An interrupted check ignores further Ctrl-C/SIGTERM while it builds its report;
+    # the caller's handlers come back afterwards, so a library caller (a test session,
+    # a notebook, a script running several checks) can still be interrupted.
+    with _keep_signal_handlers():
+        return _run(model, options)
+
+
+@contextmanager
+def _keep_signal_handlers() -> Iterator[None]:
+    """Restore SIGINT's and SIGTERM's handlers on the way out (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _run(model: Model, options: Options | None) -> Result:
     opts = options or Options()
     opts.validate()
     warnings: list[str] = []
