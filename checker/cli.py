@@ -602,13 +602,25 @@ def view_cmd(trace_file: str) -> None:
     help="Rewrite recorded trace lengths and state counts after a deliberate change.",
 )
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel processes (default: cores).")
+@click.option(
+    "--traces",
+    type=click.Path(file_okay=False),
+    help="Folder for the counterexamples found (default: traces/ beside MANIFEST).",
+)
 @guarded
 def gate_cmd(
-    manifest: str, only: tuple[str, ...], junit: str | None, update: bool, jobs: int | None
+    manifest: str,
+    only: tuple[str, ...],
+    junit: str | None,
+    update: bool,
+    jobs: int | None,
+    traces: str | None,
 ) -> None:
     """Run every check of MANIFEST (default pyproject.toml) against its expected
     outcome: exit 0 when all match, 1 on a mismatch, 2 on a bad manifest, 3 when
-    interrupted (the checks finished so far are reported)."""
+    interrupted (the checks finished so far are reported).  Every counterexample found
+    is saved as an ITF file under traces/ (or --traces)."""
     from checker.gate import run_gate
 
-    sys.exit(run_gate(Path(manifest), list(only), junit, update, jobs))
+    folder = Path(traces) if traces else None
+    sys.exit(run_gate(Path(manifest), list(only), junit, update, jobs, folder))

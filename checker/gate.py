@@ -49,7 +49,7 @@ from checker.model import CompiledSpec
 from checker.result import Verdict
 from checker.run import run
 from checker.timeline import render_timeline
-from checker.tracefile import timeline_of_run
+from checker.tracefile import save_trace, timeline_of_run
 
 _KEYS = {
     "name",
@@ -85,6 +85,8 @@ class GateCheck:
     symmetry: bool = True
     max_states: int | None = None
     timeout: float | None = None
+    #: Where the gate saves this check's counterexample (set by the gate, not the file).
+    trace_path: str | None = None
 
     @property
     def expected_property(self) -> str | None:
@@ -121,6 +123,7 @@ class GateOutcome:
     problems: list[str] = field(default_factory=list)
     generated: int = 0
     depth: int = 0
+    trace_file: str | None = None  #: the ITF file the counterexample was saved to
 
     @property
     def passed(self) -> bool:
@@ -168,7 +171,7 @@ def load_manifest(path: Path) -> list[GateCheck]:
         seen.add(name)
         c = GateCheck(
             name=name,
-            spec=raw["spec"],
+            spec=_resolve_spec(str(raw["spec"]), path),
             variant=raw.get("variant"),
             constants=dict(raw.get("constants", {})),
             invariants=list(raw.get("invariants", [])),
@@ -184,6 +187,22 @@ def load_manifest(path: Path) -> list[GateCheck]:
         _validate(c)
         checks.append(c)
     return checks
+
+
+def _resolve_spec(spec: str, manifest: Path) -> str:
+    """A spec given as a file path is relative to the manifest's folder, not to the
+    folder the gate runs in; a spec name stays a name."""
+    if not (spec.endswith(".py") or "/" in spec or os.sep in spec):
+        return spec
+    p = Path(spec).expanduser()
+    return str(p if p.is_absolute() else manifest.resolve().parent / p)
+
+
+def trace_file_name(name: str) -> str:
+    """``gate-HDDS-16932-bug.itf.json``: a check's trace file, from its name (safe
+    characters only, so a name cannot point outside the folder)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "check"
+    return f"gate-{slug[:100]}.itf.json"
 
 
 def _table(data: Any, key: str) -> dict[str, Any]:
@@ -273,12 +292,18 @@ def run_check(c: GateCheck) -> GateOutcome:
     if result.interrupted:
         raise KeyboardInterrupt
     trace_text = None
+    trace_file = None
     if result.trace is not None:
         buf = io.StringIO()
         render_timeline(
             timeline_of_run(result, model), Console(file=buf, width=120, color_system=None)
         )
         trace_text = buf.getvalue()
+        if c.trace_path is not None:
+            try:
+                trace_file = str(save_trace(result, model, Path(c.trace_path), source=c.spec))
+            except OSError as exc:
+                trace_text += f"\n(could not save the trace to {c.trace_path}: {exc})"
     out = GateOutcome(
         check=c,
         verdict=result.verdict.value,
@@ -290,6 +315,7 @@ def run_check(c: GateCheck) -> GateOutcome:
         trace_text=trace_text,
         generated=result.stats.generated,
         depth=result.stats.depth,
+        trace_file=trace_file,
     )
     out.problems = compare(c, out)
     return out
@@ -390,14 +416,31 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def run_gate(path: Path, only: list[str], junit: str | None, update: bool, jobs: int | None) -> int:
-    """``mcheck gate``: run, print the summary, write the reports; return the exit code."""
+def run_gate(
+    path: Path,
+    only: list[str],
+    junit: str | None,
+    update: bool,
+    jobs: int | None,
+    traces: Path | None = None,
+) -> int:
+    """``mcheck gate``: run, print the summary, write the reports; return the exit code.
+
+    Every counterexample found is saved as ITF under ``traces`` (default: ``traces/``
+    beside the manifest), so CI can keep the evidence."""
     plain = Console(highlight=False)
     # CI logs are not terminals: give the summary table room instead of 80 columns.
     console = plain if plain.is_terminal else Console(highlight=False, width=140)
     checks = select(load_manifest(path), only)
     if not checks:
         raise ConfigError(f"no check matches {', '.join(only)}")
+    folder = traces if traces is not None else path.resolve().parent / "traces"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the traces folder {folder}: {exc}") from None
+    for c in checks:
+        c.trace_path = str(folder / trace_file_name(c.name))
     outcomes, interrupted = run_all(checks, jobs)
     table = Table(title=Text(f"mcheck gate: {path}"))
     for col in ("check", "expected", "got", "trace", "distinct states", "seconds", ""):
@@ -413,6 +456,11 @@ def run_gate(path: Path, only: list[str], junit: str | None, update: bool, jobs:
             Text("pass", style="green") if o.passed else Text("FAIL", style="bold red"),
         )
     console.print(table)
+    saved = [o.trace_file for o in outcomes if o.trace_file]
+    if saved:
+        console.print(
+            Text(f"{len(saved)} counterexample(s) saved under {_shown(folder)}"), soft_wrap=True
+        )
     failed = [o for o in outcomes if not o.passed]
     for o in failed:
         console.print(
@@ -449,6 +497,14 @@ def run_gate(path: Path, only: list[str], junit: str | None, update: bool, jobs:
     if interrupted:
         return 3
     return 1 if failed else 0
+
+
+def _shown(p: Path | str) -> str:
+    """A path as a user would type it: relative to the current folder when inside it."""
+    try:
+        return os.path.relpath(p)
+    except ValueError:
+        return str(p)
 
 
 def _printable(text: str) -> str:
@@ -537,15 +593,16 @@ def github_annotations(outcomes: list[GateOutcome]) -> list[str]:
 def markdown_summary(outcomes: list[GateOutcome]) -> str:
     """The summary table as GitHub-flavoured Markdown (for $GITHUB_STEP_SUMMARY)."""
     rows = [
-        "| check | expected | got | trace | distinct states | seconds | |",
-        "|---|---|---|---:|---:|---:|---|",
+        "| check | expected | got | trace | distinct states | seconds | | trace file |",
+        "|---|---|---|---:|---:|---:|---|---|",
     ]
     for o in outcomes:
         mark = "pass" if o.passed else "**FAIL**"
+        file = f"`{_shown(o.trace_file)}`" if o.trace_file else ""
         rows.append(
             f"| {o.check.name} | {o.check.describe_expectation()} | {o.got()} | "
             f"{o.trace_length if o.trace_length is not None else ''} | {o.distinct:,} | "
-            f"{o.seconds:.1f} | {mark} |"
+            f"{o.seconds:.1f} | {mark} | {file} |"
         )
     return "\n".join(rows) + "\n"
 

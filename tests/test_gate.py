@@ -171,3 +171,39 @@ def test_project_manifest_covers_every_shipped_spec_and_variant() -> None:
         for variant in cls.variants:
             default = cls.variants[0]
             assert (name, variant) in covered or (variant == default and (name, None) in covered)
+
+
+def test_counterexamples_are_kept_under_traces(tmp_path: Path) -> None:
+    """Every counterexample the gate finds is saved as ITF beside the manifest (CI
+    uploads the folder); the step summary names each file, and the file replays."""
+    summary = tmp_path / "summary.md"
+    code, out, _ = gate(
+        tmp_path, GOOD, env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert code == 0, out
+    saved = tmp_path / "traces" / "gate-die-hard.itf.json"
+    assert saved.is_file()
+    assert sorted(p.name for p in (tmp_path / "traces").iterdir()) == [saved.name]
+    assert "1 counterexample(s) saved under" in " ".join(out.split())
+    assert "gate-die-hard.itf.json" in summary.read_text()
+    r = CliRunner().invoke(main, ["replay", str(saved)])
+    assert r.exit_code == 0 and "ends in a violation of BigJugNotFour" in r.stdout
+    other = tmp_path / "elsewhere"
+    code, _, _ = gate(tmp_path, GOOD, "--traces", str(other))
+    assert code == 0 and (other / saved.name).is_file()
+
+
+def test_spec_paths_resolve_against_the_manifest_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    spec = Path(__file__).parent / "fixtures" / "bounded_counter.py"
+    (project / "models" / "counter.py").write_text(spec.read_text())
+    (project / "gate.toml").write_text(
+        '[[check]]\nspec = "models/counter.py"\ninvariants = ["ReachesGoal"]\n'
+        'expect = "violates ReachesGoal"\n'
+    )
+    monkeypatch.chdir(tmp_path)  # not the manifest's folder
+    r = CliRunner().invoke(main, ["gate", str(project / "gate.toml"), "--jobs", "1"])
+    assert r.exit_code == 0, r.output
