@@ -470,7 +470,7 @@ def run_gate(
         if o.trace_text and (o.check.expect == "holds" or o.trace_length != o.check.trace_length):
             console.print(o.trace_text, markup=False, highlight=False)
     if junit:
-        Path(junit).write_text(junit_xml(outcomes))
+        Path(junit).write_text(junit_xml(outcomes, str(path)))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations(outcomes):
             print(line)
@@ -527,37 +527,60 @@ def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:
     return file, line
 
 
-def junit_xml(outcomes: list[GateOutcome]) -> str:
-    """A JUnit XML report: one testcase per check, failures carry the trace."""
+def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:
+    """A JUnit XML report in the common junit-10 layout CI reporters read: a
+    ``<testsuites>`` root, one suite, one testcase per check; properties at suite
+    level (a testcase may not carry them); a check whose spec raised is an
+    ``<error>``, any other mismatch (incomplete included) a ``<failure>``; each case's
+    expectation, outcome and figures in its ``<system-out>``, with the trace."""
+    import socket
     import xml.etree.ElementTree as ET
+    from datetime import UTC, datetime
 
-    suite = ET.Element(
+    from checker import __version__
+
+    errors = sum(1 for o in outcomes if not o.passed and o.verdict == "error")
+    failures = sum(1 for o in outcomes if not o.passed) - errors
+    total = f"{sum(o.seconds for o in outcomes):.3f}"
+    counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors)}
+    root = ET.Element("testsuites", name="mcheck gate", time=total, **counts)
+    suite = ET.SubElement(
+        root,
         "testsuite",
         name="mcheck.gate",
-        tests=str(len(outcomes)),
-        failures=str(sum(1 for o in outcomes if not o.passed)),
-        errors="0",
-        time=f"{sum(o.seconds for o in outcomes):.3f}",
+        skipped="0",
+        time=total,
+        timestamp=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        hostname=socket.gethostname() or "localhost",
+        **counts,
     )
+    props = ET.SubElement(suite, "properties")
+    for k, v in (("mcheck", __version__), ("manifest", manifest or "")):
+        ET.SubElement(props, "property", name=k, value=v)
     for o in outcomes:
         case = ET.SubElement(
             suite, "testcase", classname=o.check.spec, name=o.check.name, time=f"{o.seconds:.3f}"
         )
-        props = ET.SubElement(case, "properties")
-        for k, v in (
-            ("expected", o.check.describe_expectation()),
-            ("got", o.got()),
-            ("distinct_states", str(o.distinct)),
-            ("trace_length", str(o.trace_length)),
-        ):
-            ET.SubElement(props, "property", name=k, value=v)
         if not o.passed:
-            failure = ET.SubElement(case, "failure", message="; ".join(o.problems))
-            failure.set("type", "Incomplete" if o.verdict == "incomplete" else "Mismatch")
-            failure.text = o.trace_text or o.got()
+            kind = "error" if o.verdict == "error" else "failure"
+            el = ET.SubElement(case, kind, message="; ".join(o.problems))
+            el.set(
+                "type",
+                {"error": "SpecError", "incomplete": "Incomplete"}.get(o.verdict, "Mismatch"),
+            )
+            el.text = o.trace_text or o.got()
+        lines = [
+            f"expected: {o.check.describe_expectation()}",
+            f"got: {o.got()}",
+            f"distinct states: {o.distinct}",
+            f"trace length: {o.trace_length if o.trace_length is not None else '-'}",
+        ]
+        if o.trace_file:
+            lines.append(f"trace file: {_shown(o.trace_file)}")
+        ET.SubElement(case, "system-out").text = "\n".join(lines)
     return _XML_INVALID.sub(
         lambda m: f"\\x{ord(m.group()):02x}",
-        ET.tostring(suite, encoding="unicode", xml_declaration=True),
+        ET.tostring(root, encoding="unicode", xml_declaration=True),
     )
 
 

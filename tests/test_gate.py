@@ -119,13 +119,38 @@ def test_junit_report_parses_with_the_right_counts(tmp_path: Path) -> None:
     code, _, _ = gate(tmp_path, flipped, "--junit", str(junit))
     assert code == 1
     root = ET.parse(junit).getroot()
-    assert root.tag == "testsuite"
+    assert root.tag == "testsuites"
     assert root.get("tests") == "2" and root.get("failures") == "1"
-    cases = root.findall("testcase")
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == ["die hard", "two phase"]
     assert cases[0].find("failure") is None
     failure = cases[1].find("failure")
     assert failure is not None and "unexpected pass" in (failure.get("message") or "")
+    out = cases[0].find("system-out")
+    assert out is not None and "trace file: " in (out.text or "")
+
+
+def test_junit_report_validates_against_the_junit_10_layout(tmp_path: Path) -> None:
+    """The layout CI reporters read (tests/fixtures/schemas/junit.xsd): a raising spec
+    is an <error>, a mismatch a <failure>, properties only at suite level."""
+    xmlschema = pytest.importorskip("xmlschema")
+    raising = Path(__file__).parent / "fixtures" / "raising.py"
+    text = GOOD.replace('expect = "holds"', 'expect = "violates TCConsistent"') + (
+        f'\n[[check]]\nname = "raises"\nspec = "{raising}"\nvariant = "action"\nexpect = "holds"\n'
+    )
+    junit = tmp_path / "report.xml"
+    code, _, _ = gate(tmp_path, text, "--junit", str(junit))
+    assert code == 1
+    schema = xmlschema.XMLSchema(Path(__file__).parent / "fixtures" / "schemas" / "junit.xsd")
+    schema.validate(str(junit))
+    root = ET.parse(junit).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "1")
+    (suite,) = root.findall("testsuite")
+    assert suite.find("properties") is not None
+    raised = suite.findall("testcase")[2]
+    assert raised.find("error") is not None and raised.find("failure") is None
+    assert not root.findall(".//testcase/properties")
 
 
 def test_github_annotations_and_step_summary(tmp_path: Path) -> None:
