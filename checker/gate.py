@@ -543,16 +543,18 @@ def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:
     failures = sum(1 for o in outcomes if not o.passed) - errors
     total = f"{sum(o.seconds for o in outcomes):.3f}"
     counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors)}
-    root = ET.Element("testsuites", name="mcheck gate", time=total, **counts)
+    root = ET.Element("testsuites", {"name": "mcheck gate", "time": total, **counts})
     suite = ET.SubElement(
         root,
         "testsuite",
-        name="mcheck.gate",
-        skipped="0",
-        time=total,
-        timestamp=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
-        hostname=socket.gethostname() or "localhost",
-        **counts,
+        {
+            "name": "mcheck.gate",
+            **counts,
+            "skipped": "0",
+            "time": total,
+            "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+            "hostname": socket.gethostname() or "localhost",
+        },
     )
     props = ET.SubElement(suite, "properties")
     for k, v in (("mcheck", __version__), ("manifest", manifest or "")):
