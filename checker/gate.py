@@ -514,14 +514,17 @@ def _printable(text: str) -> str:
 
 
 def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:
-    """File and line of a spec's invariant (for CI annotations)."""
+    """File and line of a spec's invariant or temporal property (for CI annotations):
+    the line of its ``def``, below any decorator."""
     cls = load_spec_class(spec)
     file = inspect.getsourcefile(cls) or spec
     line = 1
-    for decl in cls._invariants:
+    for decl in (*cls._invariants, *cls._temporals):
         if decl.name == prop:
             with contextlib.suppress(OSError, TypeError):
-                line = inspect.getsourcelines(decl.predicate)[1]
+                source, first = inspect.getsourcelines(decl.predicate)
+                defs = [i for i, text in enumerate(source) if text.lstrip().startswith("def ")]
+                line = first + (defs[0] if defs else 0)
     with contextlib.suppress(ValueError):
         file = os.path.relpath(file)
     return file, line

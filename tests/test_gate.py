@@ -232,3 +232,22 @@ def test_spec_paths_resolve_against_the_manifest_folder(
     monkeypatch.chdir(tmp_path)  # not the manifest's folder
     r = CliRunner().invoke(main, ["gate", str(project / "gate.toml"), "--jobs", "1"])
     assert r.exit_code == 0, r.output
+
+
+def test_annotation_points_at_a_temporal_property_definition(tmp_path: Path) -> None:
+    text = (
+        '[[check]]\nname = "dn liveness"\nspec = "scm_new_leader_dn_server_start"\n'
+        'variant = "mutant_never_start_leader"\ninvariants = ["DNServerEventuallyStarts"]\n'
+        'expect = "holds"\n'
+    )
+    code, out, _ = gate(tmp_path, text, env={"GITHUB_ACTIONS": "true"})
+    assert code == 1
+    (line,) = [x for x in out.splitlines() if x.startswith("::error ")]
+    src = Path(__file__).resolve().parent.parent / "specs" / "scm_new_leader_dn_server_start.py"
+    want = next(
+        n
+        for n, text in enumerate(src.read_text().splitlines(), 1)
+        if text.lstrip().startswith("def DNServerEventuallyStarts")
+    )
+    assert "file=specs/scm_new_leader_dn_server_start.py" in line
+    assert f",line={want}," in line
