@@ -519,12 +519,14 @@ def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:
     cls = load_spec_class(spec)
     file = inspect.getsourcefile(cls) or spec
     line = 1
-    for decl in (*cls._invariants, *cls._temporals):
-        if decl.name == prop:
-            with contextlib.suppress(OSError, TypeError):
-                source, first = inspect.getsourcelines(decl.predicate)
-                defs = [i for i, text in enumerate(source) if text.lstrip().startswith("def ")]
-                line = first + (defs[0] if defs else 0)
+    predicates = {d.name: d.predicate for d in cls._invariants}
+    predicates.update({d.name: d.predicate for d in cls._temporals})
+    predicate = predicates.get(prop) if prop else None
+    if predicate is not None:
+        with contextlib.suppress(OSError, TypeError):
+            source, first = inspect.getsourcelines(predicate)
+            defs = [i for i, text in enumerate(source) if text.lstrip().startswith("def ")]
+            line = first + (defs[0] if defs else 0)
     with contextlib.suppress(ValueError):
         file = os.path.relpath(file)
     return file, line
