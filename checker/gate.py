@@ -641,28 +641,20 @@ def update_manifest(path: Path, outcomes: list[GateOutcome]) -> list[str]:
     """Rewrite recorded trace lengths and state counts in place; return what changed.
 
     Only checks whose outcome kind still matches are updated (a flipped verdict is a
-    real failure, not a recording to refresh).  Comments and layout are kept: the
-    file is edited line by line within each check's block.
+    real failure, not a recording to refresh).  The file is edited with tomlkit, which
+    keeps every comment and the layout; a key a check did not record yet goes right
+    after its last key, never below a comment that introduces the next check.
     """
+    import tomlkit
+
+    doc = tomlkit.parse(path.read_text())
+    gate_table = doc.get("tool", {}).get("mcheck", {}).get("gate", {})
+    entries = gate_table.get("check") if "check" in gate_table else doc.get("check")
     by_name = {o.check.name: o for o in outcomes}
-    lines = path.read_text().splitlines(keepends=True)
-    header = re.compile(r"^\s*\[\[(tool\.mcheck\.gate\.)?check\]\]\s*$")
-    blocks: list[tuple[int, int]] = []
-    start = None
-    for i, line in enumerate(lines):
-        if header.match(line) or (start is not None and re.match(r"^\s*\[", line)):
-            if start is not None:
-                blocks.append((start, i))
-            start = i if header.match(line) else None
-    if start is not None:
-        blocks.append((start, len(lines)))
     changes: list[str] = []
-    inserts: list[tuple[int, str]] = []
-    replacements: dict[int, str] = {}
-    for start, end in blocks:
-        body = "".join(lines[start:end])
-        name = _block_name(body)
-        o = by_name.get(name) if name else None
+    for entry in entries or []:
+        name = entry.get("name") or f"{entry.get('spec')}:{entry.get('variant', 'default')}"
+        o = by_name.get(str(name))
         if o is None:
             continue
         kind_ok = not any(p.startswith(("expected", "incomplete", "error")) for p in o.problems)
@@ -674,31 +666,23 @@ def update_manifest(path: Path, outcomes: list[GateOutcome]) -> list[str]:
             old = getattr(o.check, key)
             if old == value:
                 continue
-            for i in range(start, end):
-                if re.match(rf"^\s*{key}\s*=", lines[i]):
-                    replacements[i] = re.sub(rf"({key}\s*=\s*)[^#\n]*", rf"\g<1>{value} ", lines[i])
-                    break
+            if key in entry:
+                entry[key] = value  # tomlkit keeps the line's comment
             else:
-                last = end - 1
-                while last > start and not lines[last].strip():
-                    last -= 1
-                inserts.append((last + 1, f"{key} = {value}\n"))
+                _add_after_last_key(entry, key, value)
             changes.append(f"{name}: {key} {old} -> {value}")
-    for i, text in replacements.items():
-        lines[i] = text.rstrip() + "\n"
-    for i, text in sorted(inserts, reverse=True):
-        lines.insert(i, text)
     if changes:
-        path.write_text("".join(lines))
+        path.write_text(tomlkit.dumps(doc))
     return changes
 
 
-def _block_name(body: str) -> str | None:
-    m = re.search(r'^\s*name\s*=\s*"([^"]*)"', body, re.M)
-    if m:
-        return m.group(1)
-    spec = re.search(r'^\s*spec\s*=\s*"([^"]*)"', body, re.M)
-    variant = re.search(r'^\s*variant\s*=\s*"([^"]*)"', body, re.M)
-    if spec:
-        return f"{spec.group(1)}:{variant.group(1) if variant else 'default'}"
-    return None
+def _add_after_last_key(table: Any, key: str, value: Any) -> None:
+    """Add ``key`` right after the table's last key: comments and blank lines after it
+    belong to what follows (tomlkit's plain ``add`` would append below them)."""
+    container = getattr(table, "value", None)
+    keys = [k.key for k, _ in getattr(container, "body", []) if k is not None]
+    insert_after = getattr(container, "_insert_after", None)
+    if keys and insert_after is not None:
+        insert_after(keys[-1], key, value)
+    else:  # another tomlkit layout: correct TOML still, the comment may move
+        table[key] = value

@@ -182,6 +182,27 @@ def test_update_rewrites_recorded_figures(tmp_path: Path) -> None:
     assert code == 0
 
 
+def test_update_keeps_every_comment_in_its_place(tmp_path: Path) -> None:
+    """A figure the check did not record yet goes after its last key, not below the
+    comment that introduces the next check; escaped names are matched."""
+    text = (
+        '[[check]]\nname = "die \\"hard\\""  # quoted\nspec = "die_hard"\n'
+        'expect = "violates BigJugNotFour"\n\n'
+        "# The next check: two phase commit.\n"
+        '[[check]]\nname = "two phase"\nspec = "two_phase"\nexpect = "holds"\n'
+    )
+    code, out, _ = gate(tmp_path, text, "--update")
+    assert code == 0, out
+    got = (tmp_path / "gate.toml").read_text()
+    lines = got.splitlines()
+    comment = lines.index("# The next check: two phase commit.")
+    assert lines[comment + 1] == "[[check]]"  # still right above its check
+    assert lines.index("trace_length = 6") < comment
+    assert "# quoted" in got
+    code, _, _ = gate(tmp_path, got)
+    assert code == 0
+
+
 def test_project_manifest_covers_every_shipped_spec_and_variant() -> None:
     import tomllib
 
