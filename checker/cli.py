@@ -259,7 +259,7 @@ def run(
     as_json: bool,
 ) -> None:
     """Check every reachable state of SPEC (a name under specs/, or a .py file)."""
-    console = Console(highlight=False, no_color=no_color or None)
+    console = _console(no_color)
     instance = build_spec(spec, variant, consts)
     model = CompiledSpec(instance, properties=list(properties), symmetry=not no_symmetry)
     presentation = presentation_for(model)
@@ -389,6 +389,20 @@ def _report_result_error(result: Result) -> None:
         )
 
 
+#: Columns for output that is not a terminal (a pipe, a CI log, a file): rich's 80
+#: would fold a timeline that any log viewer shows wider.  COLUMNS still wins.
+PIPED_WIDTH = 120
+
+
+def _console(no_color: bool, width: int | None = None) -> Console:
+    """The console of a command that draws: the terminal's width, ``--width``, or
+    PIPED_WIDTH when output goes elsewhere and COLUMNS is not set."""
+    console = Console(highlight=False, no_color=no_color or None, width=width)
+    if width is None and not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, no_color=no_color or None, width=PIPED_WIDTH)
+    return console
+
+
 @main.command(name="list")
 @click.argument("target", required=False, metavar="[SPEC]")
 @guarded
@@ -444,7 +458,7 @@ def show_trace(
     trace_file: str, full: bool, var_list: str | None, no_color: bool, width: int | None
 ) -> None:
     """Draw a saved trace as a timeline: one lane per server, what each step changed."""
-    console = Console(highlight=False, no_color=no_color or None, width=width)
+    console = _console(no_color, width)
     trace = read_itf(Path(trace_file))
     only = _var_filter(var_list, trace.var_names)
     render_timeline(timeline_of_itf(trace), console, full=full, only_vars=only)
@@ -493,7 +507,7 @@ def replay_cmd(args: tuple[str, ...], variant: str | None, consts: tuple[str, ..
         outcome = replay_trace(model, trace)
     except EvaluationError as exc:
         raise ConfigError(str(exc)) from None
-    console = Console(highlight=False)
+    console = _console(False)
     style = "bold green" if outcome.ok else "bold red"
     head = Text(("OK: " if outcome.ok else "DIVERGES: ") + outcome.message, style=style)
     console.print(head, soft_wrap=True)

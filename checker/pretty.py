@@ -188,7 +188,11 @@ def message_detail(m: Any, width: int = 60) -> str:
         else:
             parts.append(f"{name}={show(v)}")
     text = " ".join(parts)
-    return text if len(text) <= width else text[: width - 3] + "..."
+    if len(text) <= width:
+        return text
+    # Clip between words: a cut word reads as a different value.
+    cut = text.rfind(" ", 0, width - 3)
+    return (text[:cut] if cut > 0 else text[: width - 3]) + " ..."
 
 
 def changes(name: str, old: Any, new: Any) -> Iterator[tuple[str, str, str]]:

@@ -202,28 +202,23 @@ def render_timeline(
     if full:
         _render_full(data, console, names)
     else:
-        table = Table(show_lines=True, expand=True, pad_edge=False, padding=(0, 1))
-        table.add_column("#", justify="right", no_wrap=True, width=3)
-        # Short labels (Timeout(s1), BecomeLeader(s2)) should never break mid-word.
-        longest = max((len(a or "") for a in data.actions), default=8)
-        cap = 18 if console.width >= 120 else 12
-        table.add_column("action", overflow="fold", width=min(longest, cap) + 4)
-        for lane in data.lanes:
-            table.add_column(lane, overflow="fold", ratio=3)
-        table.add_column(ENV, overflow="fold", ratio=2)
+        steps = []
         for i in range(1, len(data.states)):
-            cells = step_changes(data, i, only)
             label = Text(data.actions[i] or "?", style="bold")
             if data.actors[i]:
                 label.append(f" @{data.actors[i]}", style="dim")
-            row: list[Any] = [str(i), label]
-            for lane in [*data.lanes, ENV]:
-                row.append(Group(*cells[lane]) if cells[lane] else "")
-            if data.loop is not None and i == data.loop + 1:
-                marker = Text("loop starts here: from this step it repeats", "bold yellow")
-                table.add_row("", marker)
-            table.add_row(*row)
-        console.print(table)
+            steps.append((i, label, step_changes(data, i, only)))
+        # Lanes where nothing happens in the whole trace take no room.
+        lanes = [ln for ln in [*data.lanes, ENV] if any(cells[ln] for _, _, cells in steps)]
+        widths = {ln: _longest_word(t for _, _, cells in steps for t in cells[ln]) for ln in lanes}
+        action_w = min(_longest_word(label for _, label, _ in steps), 30)
+        # Each column at least as wide as its longest word, so no word is split; when
+        # that cannot fit the terminal, one step per block, one line per change.
+        need = 3 + action_w + sum(widths.values()) + 3 * (len(lanes) + 2) + 1
+        if need <= console.width:
+            _render_table(data, console, steps, lanes, widths, action_w)
+        else:
+            _render_stacked(data, console, steps, lanes)
     if data.loop is not None:
         console.print(
             Text(
@@ -241,6 +236,76 @@ def render_timeline(
         for var in data.reads:
             if var in last:
                 console.print(Text(f"  {var} = {show(last[var])}"), overflow="fold")
+
+
+def _longest_word(texts: Any) -> int:
+    """The longest whitespace-separated word among ``texts`` (Text or str)."""
+    return max(
+        (len(w) for t in texts for w in (t.plain if isinstance(t, Text) else str(t)).split()),
+        default=1,
+    )
+
+
+def _loop_marker(data: TimelineData, i: int) -> Text | None:
+    if data.loop is not None and i == data.loop + 1:
+        return Text("loop starts here: from this step it repeats", "bold yellow")
+    return None
+
+
+def _render_table(
+    data: TimelineData,
+    console: Console,
+    steps: list[tuple[int, Text, dict[str, list[Text]]]],
+    lanes: list[str],
+    widths: dict[str, int],
+    action_w: int,
+) -> None:
+    # Explicit content widths: every column gets its longest word, and the room left
+    # is shared out (lanes 3 parts, the action 2), so rich never has to split a word.
+    cols = ["action", *lanes]
+    base = {"action": action_w, **widths}
+    share = {c: (2 if c == "action" else 3) for c in cols}
+    used = 3 + sum(base.values()) + 3 * (len(cols) + 1) + 1
+    spare = max(0, console.width - used)
+    parts = sum(share.values())
+    final = {c: base[c] + spare * share[c] // parts for c in cols}
+    table = Table(show_lines=True, expand=False, pad_edge=False, padding=(0, 1))
+    table.add_column("#", justify="right", no_wrap=True, width=3)
+    table.add_column("action", overflow="fold", width=final["action"])
+    for lane in lanes:
+        table.add_column(lane, overflow="fold", width=final[lane])
+    for i, label, cells in steps:
+        marker = _loop_marker(data, i)
+        if marker is not None:
+            table.add_row("", marker)
+        row: list[Any] = [str(i), label]
+        for lane in lanes:
+            row.append(Group(*cells[lane]) if cells[lane] else "")
+        table.add_row(*row)
+    console.print(table)
+
+
+def _render_stacked(
+    data: TimelineData,
+    console: Console,
+    steps: list[tuple[int, Text, dict[str, list[Text]]]],
+    lanes: list[str],
+) -> None:
+    """Too narrow for a column per lane: each step a heading, then ``lane: change``
+    lines (wrapped at word boundaries, indented under the change)."""
+    pad = max((len(ln) for ln in lanes), default=3)
+    for i, label, cells in steps:
+        marker = _loop_marker(data, i)
+        if marker is not None:
+            console.print(marker)
+        head = Text(f"{i:>3} ", style="bold")
+        head.append_text(label)
+        console.print(head)
+        for lane in lanes:
+            for change in cells[lane]:
+                line = Text(f"      {lane:<{pad}}  ", style="dim")
+                line.append_text(change)
+                console.print(line)
 
 
 def _render_full(data: TimelineData, console: Console, names: list[str]) -> None:

@@ -311,3 +311,47 @@ def test_graph_export_matches_the_explorer(tmp_path: Path) -> None:
     assert "more than 100 states" in r.stderr
     model = CompiledSpec(Raft(Server="2", MaxTerm=2, MaxLogLen=1), symmetry=False)
     assert state_graph(model, max_nodes=10_000).number_of_nodes() == 1760
+
+
+SEED_TRACES = [
+    ("scm_install_snapshot_leader_change", "bug", {}),
+    ("ratis_heartbeat_match_index", "bug", {"MaxMsgs": 1}),
+    ("om_leader_ready_before_apply", "bug", {}),
+]
+
+
+@pytest.mark.parametrize(("spec", "variant", "consts"), SEED_TRACES)
+@pytest.mark.parametrize("width", [80, 100, 120, 160])
+def test_timeline_never_splits_a_word(
+    spec: str, variant: str, consts: dict[str, Any], width: int
+) -> None:
+    """Every word of every change is drawn whole at any width (a split word reads as
+    another value); lanes where nothing happens take no column."""
+    from checker.loader import load_spec_class
+
+    model = CompiledSpec(load_spec_class(spec)(variant=variant, **consts))
+    result = check(model, Options())
+    assert result.trace is not None
+    data = timeline_of_run(result, model)
+    out = io.StringIO()
+    render_timeline(data, Console(file=out, width=width, color_system=None))
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= width
+    drawn = set(text.split())
+    for i in range(1, len(data.states)):
+        for texts in step_changes(data, i).values():
+            for t in texts:
+                for word in t.plain.split():
+                    assert word in drawn, (width, word)
+    header = next((line for line in text.splitlines() if line.startswith("┃")), "")
+    for lane in [*data.lanes, "env"]:
+        busy = any(step_changes(data, i)[lane] for i in range(1, len(data.states)))
+        if header and not busy:
+            assert f" {lane} " not in header
+
+
+def test_piped_output_uses_a_wide_enough_width(raft_trace: Any) -> None:
+    _, _, path = raft_trace
+    r = CliRunner().invoke(main, ["show", str(path), "--no-color"], env={"COLUMNS": None})
+    widest = max(len(line) for line in r.stdout.splitlines())
+    assert 80 < widest <= 120
