@@ -12,6 +12,14 @@ from tests.seed_helpers import replay_on, run
 EMPTY = "ratis_empty_snapshot_index_default"
 OM = "om_leader_ready_before_apply"
 HB = "ratis_heartbeat_match_index"
+HB_SAFETY = ["MatchIndexSound", "CommitImpliesQuorumReplication", "StateMachineSafety"]
+OM_SAFETY = [
+    "NewLeaderReadyOnlyAfterPreviousTermApplied",
+    "NewLeaderReadyOnlyAfterPreviousTermFlushed",
+    "ReadyLeaderServesAckedWrites",
+    "NoStaleRead",
+    "NoStaleWriteRejection",
+]
 
 
 @pytest.mark.parametrize(
@@ -64,8 +72,9 @@ def test_hdds_17579_bug_ready_before_apply(invariant: str, length: int) -> None:
 
 
 def test_hdds_17579_fix_holds() -> None:
-    # Every property (the restart setting, 323,432 states, is on the spec's page).
-    r, _ = run(OM, "fix")
+    # Every invariant; the gate's rows add LeaderEventuallyReady, and the spec's page
+    # the restart setting (323,432 states).
+    r, _ = run(OM, "fix", invariants=OM_SAFETY)
     assert r.verdict is Verdict.OK
     assert r.stats.distinct == 64575
 
@@ -143,7 +152,8 @@ def test_ratis_2605_fix_only_with_a_previous_entry_is_caught() -> None:
 
 @pytest.mark.slow
 def test_ratis_2605_fix_holds_at_the_defaults() -> None:
-    r, _ = run(HB, "fix")
+    # The safety invariants; the gate's "RATIS-2605 fix" row checks liveness as well.
+    r, _ = run(HB, "fix", invariants=HB_SAFETY)
     assert r.verdict is Verdict.OK
     assert r.stats.distinct == 80227
 
