@@ -39,7 +39,7 @@ from checker.replay import replay as replay_trace
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.run import run as run_model
 from checker.spec import Spec
-from checker.timeline import render_timeline
+from checker.timeline import TimelineData, render_timeline
 from checker.tracefile import presentation_for, save_trace, timeline_of_itf, timeline_of_run
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -238,6 +238,11 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     type=click.Path(dir_okay=False),
     help="Where to save a counterexample (default traces/<spec>-<variant>-<property>.itf.json).",
 )
+@click.option(
+    "--picture",
+    type=click.Path(dir_okay=False),
+    help="Also draw a counterexample to FILE: HTML (self-contained), or Mermaid for .mmd.",
+)
 @click.option("--no-color", is_flag=True, help="Plain text output.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @guarded
@@ -255,6 +260,7 @@ def run(
     workers: int,
     no_cache: bool,
     trace_out: str | None,
+    picture: str | None,
     no_color: bool,
     as_json: bool,
 ) -> None:
@@ -307,6 +313,13 @@ def run(
                 )
             except (OSError, TypeError, ValueError) as exc:
                 click.echo(f"mcheck: warning: could not save the trace: {exc}", err=True)
+            if picture:
+                try:
+                    drawn = timeline_of_run(result, model, presentation)
+                    kind = "mermaid" if picture.endswith(".mmd") else "html"
+                    _write_picture(Path(picture), drawn, kind)
+                except OSError as exc:
+                    click.echo(f"mcheck: warning: could not write the picture: {exc}", err=True)
     if as_json:
         data = result.to_json()
         data["trace_file"] = str(saved) if saved else None
@@ -453,15 +466,53 @@ _KIND_TEXT = {
 @click.option(
     "--width", type=click.IntRange(min=40, max=1000), help="Columns (default: the terminal's)."
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "mermaid", "html"]),
+    default="text",
+    show_default=True,
+    help="A terminal timeline, a Mermaid sequence diagram, or one self-contained HTML page.",
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False), help="Write the mermaid/html picture to FILE."
+)
 @guarded
 def show_trace(
-    trace_file: str, full: bool, var_list: str | None, no_color: bool, width: int | None
+    trace_file: str,
+    full: bool,
+    var_list: str | None,
+    no_color: bool,
+    width: int | None,
+    fmt: str,
+    out: str | None,
 ) -> None:
-    """Draw a saved trace as a timeline: one lane per server, what each step changed."""
-    console = _console(no_color, width)
+    """Draw a saved trace: a timeline (one lane per server, what each step changed),
+    or a picture of it as a Mermaid sequence diagram or an HTML page."""
     trace = read_itf(Path(trace_file))
     only = _var_filter(var_list, trace.var_names)
-    render_timeline(timeline_of_itf(trace), console, full=full, only_vars=only)
+    data = timeline_of_itf(trace)
+    if fmt != "text":
+        if out:
+            _write_picture(Path(out), data, fmt)
+        else:
+            click.echo(_picture_text(data, fmt), nl=False)
+        return
+    console = _console(no_color, width)
+    render_timeline(data, console, full=full, only_vars=only)
+
+
+def _picture_text(data: TimelineData, fmt: str) -> str:
+    from checker.picture import html_page, mermaid
+
+    return mermaid(data) if fmt == "mermaid" else html_page(data)
+
+
+def _write_picture(path: Path, data: TimelineData, fmt: str) -> None:
+    """Write a picture of the trace; say where (a file the user asked for)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_picture_text(data, fmt))
+    click.echo(f"picture: {path}", err=True)
 
 
 def _var_filter(var_list: str | None, names: tuple[str, ...]) -> list[str] | None:
