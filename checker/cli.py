@@ -642,7 +642,22 @@ def graph_cmd(
 @click.argument("trace_file", metavar="TRACE")
 @guarded
 def view_cmd(trace_file: str) -> None:
-    """Step through a saved trace interactively (arrows, g jump, f full, v vars, q quit)."""
+    """Step through a saved trace interactively.
+
+    \b
+    Keys:
+      right, l, n, space   next step
+      left, h, p           previous step
+      home, 0              first state
+      end, G               last state
+      g NUMBER Enter       jump to a step
+      f                    whole states / changes only
+      v NAMES Enter        only these variables (comma-separated; empty: all)
+      c NAME Enter         next step that changes variable NAME
+      Esc                  leave a prompt (g, v, c); in the view, quit
+      ?                    help line
+      q, Ctrl-C            quit
+    """
     from checker.viewer import run_viewer
 
     trace = read_itf(Path(trace_file))

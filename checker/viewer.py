@@ -171,16 +171,29 @@ _ESCAPES = {
 }
 
 
+#: How long a lone Esc waits for the rest of an escape sequence (an arrow key's bytes
+#: arrive together; a person pressing Esc then another key takes far longer).
+ESC_WAIT = 0.05
+
+
 def read_key(fd: int) -> str:
-    """One key press from a terminal already in cbreak mode, with arrow keys named."""
+    """One key press from a terminal already in cbreak mode, with arrow keys named.
+
+    A bare Esc is returned at once as ``escape``: the bytes of an escape sequence are
+    read only while more are already waiting, so the next key is never swallowed."""
     import os
+    import select
 
     ch = os.read(fd, 1).decode(errors="replace")
     if ch == "\x1b":
-        seq = ch + os.read(fd, 2).decode(errors="replace")
-        if seq[-1:].isdigit():
+        seq = ch
+        while len(seq) < 8 and select.select([fd], [], [], ESC_WAIT)[0]:
             seq += os.read(fd, 1).decode(errors="replace")
-        return _ESCAPES.get(seq, "escape")
+            if seq in _ESCAPES or (len(seq) > 2 and (seq[-1].isalpha() or seq[-1] == "~")):
+                break
+        if seq == ch:
+            return "escape"
+        return _ESCAPES.get(seq, seq)  # an unknown key: the viewer says so
     return {"\r": "enter", "\n": "enter", "\x7f": "backspace", "\x03": "ctrl-c"}.get(ch, ch)
 
 
