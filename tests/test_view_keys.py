@@ -29,13 +29,12 @@ def test_bare_escape_is_read_at_once_and_the_next_key_survives(pipe: tuple[int, 
 
     def person() -> None:  # Esc, then another key a moment later
         os.write(w, b"\x1b")
-        time.sleep(ESC_WAIT * 4)
+        time.sleep(ESC_WAIT * 10)
         os.write(w, b"q")
 
     threading.Thread(target=person).start()
-    t0 = time.monotonic()
+    # Had the reader waited for the next key, it would have read "\x1bq" as one.
     assert read_key(r) == "escape"
-    assert time.monotonic() - t0 < ESC_WAIT * 3  # returned before the next key came
     # The next key is still there to read (reading it must not block forever).
     assert select.select([r], [], [], 2.0)[0], "the key after Esc was swallowed"
     assert read_key(r) == "q"
