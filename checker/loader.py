@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -29,14 +30,63 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+def project_spec_dirs(cwd: Path | None = None) -> list[Path]:
+    """The folders where the current project keeps its own specs: ``[tool.mcheck]
+    specs`` in ./pyproject.toml (a path or a list of paths), else ./specs; the shipped
+    specs folder itself (running inside this repository) is not a project folder."""
+    import tomllib
+
+    root = cwd or Path.cwd()
+    configured: object = None
+    with contextlib.suppress(OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads((root / "pyproject.toml").read_text())
+        configured = data.get("tool", {}).get("mcheck", {}).get("specs")
+    if configured is None:
+        names = ["specs"]
+    elif isinstance(configured, str):
+        names = [configured]
+    elif isinstance(configured, list) and all(isinstance(x, str) for x in configured):
+        names = list(configured)
+    else:
+        raise SpecLoadError("[tool.mcheck] specs in pyproject.toml must be a path or a list")
+    shipped = _shipped_dir()
+    out = []
+    for name in names:
+        folder = (root / name).resolve()
+        if folder.is_dir() and folder != shipped:
+            out.append(folder)
+    return out
+
+
+def _shipped_dir() -> Path:
+    import specs
+
+    return Path(next(iter(specs.__path__))).resolve()
+
+
+def _project_spec(name: str) -> Path | None:
+    """The project's own ``NAME.py``, which wins over a shipped spec of that name."""
+    if not name.isidentifier():
+        return None
+    for folder in project_spec_dirs():
+        candidate = folder / f"{name}.py"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_module(target: str) -> ModuleType:
-    """Import the module named by ``target`` (spec name, dotted module, or file)."""
+    """Import the module named by ``target``: a spec name (the project's own specs
+    folder first, then the shipped specs), a dotted module, or a ``.py`` file."""
     path = Path(target)
     try:
         if target.endswith(".py"):
             if not path.is_file():
                 raise SpecLoadError(f"spec file not found: {target}")
             return _import_file(path)
+        own = None if "." in target else _project_spec(target)
+        if own is not None:
+            return _import_file(own)
         modname = target if "." in target else f"specs.{target}"
         try:
             return importlib.import_module(modname)
@@ -84,11 +134,15 @@ def load_spec_class(target: str) -> type[Spec]:
 
 
 def available_specs() -> list[str]:
-    """Names of the modules shipped under ``specs/`` that define a spec."""
+    """Names of the specs ``mcheck run NAME`` finds: the project's own (see
+    :func:`project_spec_dirs`) and the shipped ones under ``specs/``."""
     import specs
 
-    names = []
+    names = set()
     for info in pkgutil.iter_modules(specs.__path__):
         if not info.name.startswith("_"):
-            names.append(info.name)
-    return sorted(names)
+            names.add(info.name)
+    with contextlib.suppress(SpecLoadError):
+        for folder in project_spec_dirs():
+            names.update(p.stem for p in folder.glob("*.py") if p.stem.isidentifier())
+    return sorted(n for n in names if not n.startswith("_"))
