@@ -49,7 +49,7 @@ from checker.model import CompiledSpec
 from checker.result import Verdict
 from checker.run import run
 from checker.timeline import render_timeline
-from checker.tracefile import save_trace, timeline_of_run
+from checker.tracefile import safe_name, save_trace, timeline_of_run
 
 _KEYS = {
     "name",
@@ -201,8 +201,7 @@ def _resolve_spec(spec: str, manifest: Path) -> str:
 def trace_file_name(name: str) -> str:
     """``gate-HDDS-16932-bug.itf.json``: a check's trace file, from its name (safe
     characters only, so a name cannot point outside the folder)."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "check"
-    return f"gate-{slug[:100]}.itf.json"
+    return f"gate-{safe_name(name.strip(), fill='-', limit=100)}.itf.json"
 
 
 def _table(data: Any, key: str) -> dict[str, Any]:
@@ -527,9 +526,7 @@ def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:
             source, first = inspect.getsourcelines(predicate)
             defs = [i for i, text in enumerate(source) if text.lstrip().startswith("def ")]
             line = first + (defs[0] if defs else 0)
-    with contextlib.suppress(ValueError):
-        file = os.path.relpath(file)
-    return file, line
+    return _shown(file), line
 
 
 def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:

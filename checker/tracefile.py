@@ -43,17 +43,18 @@ def actors_of(trace: Trace, p: Presentation) -> list[Any]:
     return out
 
 
-def _safe(part: str) -> str:
-    """A name part that cannot leave the traces folder (no separators, no leading dot)."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.=+-]", "_", part).lstrip(".")
-    return cleaned[:80] or "_"
+def safe_name(part: str, fill: str = "_", limit: int = 80) -> str:
+    """A file-name part that cannot leave its folder: each run of characters other
+    than letters, digits and ``_.=+-`` becomes ``fill``, and no leading dot."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.=+-]+", fill, part).lstrip(".")
+    return cleaned[:limit] or "_"
 
 
 def default_trace_path(result: Result) -> Path:
     """``traces/<spec>-<variant>-<property>.itf.json``, each part sanitised: names come
     from the spec and the command line, and must never write outside ``traces/``."""
     prop = result.violated or ("Deadlock" if result.verdict is Verdict.DEADLOCK else "trace")
-    name = "-".join(_safe(p) for p in (result.spec, result.variant, prop))
+    name = "-".join(safe_name(p) for p in (result.spec, result.variant, prop))
     return Path("traces") / f"{name}.itf.json"
 
 

@@ -306,12 +306,16 @@ class ScmInstallSnapshotLeaderChange(Spec):
         setLeader); the Ratis-side variants run their hook here."""
         if s.installInProgressIndex != -1:
             changed = leader != s.fLeader
-            hook = {
-                "fix": changed,
-                "mutant_keep_download": changed,
-                "mutant_notify_path_hook": changed and path == "notify",
-                "mutant_new_term_hook": term > s.fTerm and path != "vote",
-            }.get(self.variant, False)
+            # Which Ratis-side variant runs its hook on this move (none in the others).
+            v = self.variant
+            if v in ("fix", "mutant_keep_download"):
+                hook = changed
+            elif v == "mutant_notify_path_hook":
+                hook = changed and path == "notify"
+            elif v == "mutant_new_term_hook":
+                hook = term > s.fTerm and path != "vote"
+            else:
+                hook = False
             if hook:
                 keep = self.variant == "mutant_keep_download"
                 s = self._leader_change_hook(s, abandon_download=not keep)

@@ -9,21 +9,14 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from tests.test_gate import GOOD
+
 ROOT = Path(__file__).resolve().parent.parent
 
-MANIFEST = """
-[[check]]
-name = "die hard"
-spec = "die_hard"
-expect = "violates BigJugNotFour"
-trace_length = 6
-
-[[check]]
-name = "two phase, wrong count"
-spec = "two_phase"
-expect = "holds"
-distinct_states = 81
-"""
+# test_gate's two checks, the second with a wrong count: one pass, one failure.
+MANIFEST = GOOD.replace("distinct_states = 80", "distinct_states = 81").replace(
+    'name = "two phase"', 'name = "two phase, wrong count"'
+)
 
 
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

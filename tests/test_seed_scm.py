@@ -11,6 +11,15 @@ from tests.seed_helpers import replay_on, run
 
 SNAP = "scm_install_snapshot_leader_change"
 DN = "scm_new_leader_dn_server_start"
+#: s1 leads, s2 follows, and one new entry is committed on the two of them: the start
+#: of both HDDS-16454 traces below (the bug's, then the residual's).
+FIRST_ENTRY_COMMITTED = [
+    "BecomeLeader(s1)",
+    "LearnLeader(s2)",
+    "ClientAllocate(s1)",
+    "Replicate(s1, s2)",
+    "AdvanceCommit(s1)",
+]
 DN_SAFETY = ["NoLeaderBranchStartBeforeApplied", "NoLeaderStartBeforeAccessionApplied"]
 LARGER = {"MAX_ELECTIONS": 3, "MAX_PURGES": 2, "MAX_DL_FAILURES": 2}
 
@@ -130,11 +139,7 @@ def test_hdds_16454_bug_leader_branch_starts_before_applied() -> None:
     r, _ = run(DN, "bug", INIT="fresh")
     assert r.violated == "NoLeaderBranchStartBeforeApplied"
     assert r.trace is not None and r.trace.labels() == [
-        "BecomeLeader(s1)",
-        "LearnLeader(s2)",
-        "ClientAllocate(s1)",
-        "Replicate(s1, s2)",
-        "AdvanceCommit(s1)",
+        *FIRST_ENTRY_COMMITTED,
         "Restart(s1)",
         "BecomeLeader(s1)",
     ]
@@ -174,11 +179,7 @@ def test_hdds_16454_residual_with_a_leader_recovered_short() -> None:
     r, _ = run(DN, "fix", INIT_LOG=1)
     assert r.violated == "NoLeaderStartBeforeAccessionApplied"
     assert r.trace is not None and r.trace.labels() == [
-        "BecomeLeader(s1)",
-        "LearnLeader(s2)",
-        "ClientAllocate(s1)",
-        "Replicate(s1, s2)",
-        "AdvanceCommit(s1)",
+        *FIRST_ENTRY_COMMITTED,
         "LearnCommit(s2)",
         "BecomeLeader(s2)",
         "Apply(s2)",
