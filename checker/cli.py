@@ -154,10 +154,12 @@ class _Progress:
         elapsed = now - self.start
         if elapsed < 2.0:
             return
+        # The run's own clock: a resumed run goes on from its checkpoint's time.
+        clock = stats.seconds if stats.seconds > 0 else elapsed
         line = (
             f"distinct {stats.distinct:,}  generated {stats.generated:,}  "
             f"depth {stats.depth}  queue {stats.queue:,}  "
-            f"{stats.distinct / elapsed:,.0f} distinct/s  {elapsed:,.0f}s"
+            f"{stats.distinct / clock:,.0f} distinct/s  {clock:,.0f}s"
         )
         if self.log:
             if now >= self.next_log:
@@ -179,6 +181,40 @@ class _Progress:
 CONST_OPTION = click.option(
     "--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant."
 )
+
+
+CHECKPOINT_EVERY_OPTION = click.option(
+    "--checkpoint-every",
+    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    default=300.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between checkpoints.",
+)
+
+
+_OUTPUT_OPTIONS = (
+    click.option(
+        "--trace-out",
+        type=click.Path(dir_okay=False),
+        help="Where to save a counterexample "
+        "(default traces/<spec>-<variant>-<property>.itf.json).",
+    ),
+    click.option(
+        "--picture",
+        type=click.Path(dir_okay=False),
+        help="Also draw a counterexample to FILE: HTML (self-contained), or Mermaid for .mmd.",
+    ),
+    click.option("--no-color", is_flag=True, help="Plain text output."),
+    click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line."),
+)
+
+
+def _output_options(fn: F) -> F:
+    """--trace-out, --picture, --no-color and --json: how run and resume report."""
+    for option in reversed(_OUTPUT_OPTIONS):
+        fn = option(fn)
+    return fn
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -234,17 +270,14 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     help="Run every action directly (no cached outcomes): slower, for cross-checking.",
 )
 @click.option(
-    "--trace-out",
-    type=click.Path(dir_okay=False),
-    help="Where to save a counterexample (default traces/<spec>-<variant>-<property>.itf.json).",
+    "--checkpoint",
+    "checkpoint_dir",
+    type=click.Path(file_okay=False),
+    help="Save a checkpoint to this folder periodically and when stopped (Ctrl-C, "
+    "--timeout); continue it with mcheck resume FOLDER.",
 )
-@click.option(
-    "--picture",
-    type=click.Path(dir_okay=False),
-    help="Also draw a counterexample to FILE: HTML (self-contained), or Mermaid for .mmd.",
-)
-@click.option("--no-color", is_flag=True, help="Plain text output.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@CHECKPOINT_EVERY_OPTION
+@_output_options
 @guarded
 def run(
     spec: str,
@@ -259,6 +292,8 @@ def run(
     properties: tuple[str, ...],
     workers: int,
     no_cache: bool,
+    checkpoint_dir: str | None,
+    checkpoint_every: float,
     trace_out: str | None,
     picture: str | None,
     no_color: bool,
@@ -268,8 +303,6 @@ def run(
     console = _console(no_color)
     instance = build_spec(spec, variant, consts)
     model = CompiledSpec(instance, properties=list(properties), symmetry=not no_symmetry)
-    presentation = presentation_for(model)
-    progress = _Progress(console, enabled=console.is_terminal and not as_json, log=True)
     opts = Options(
         strategy=strategy,
         symmetry=not no_symmetry,
@@ -277,10 +310,112 @@ def run(
         max_states=max_states,
         max_depth=max_depth,
         timeout=timeout,
-        progress=progress,
         workers=workers,
         cache=not no_cache,
+        checkpoint=checkpoint_dir,
+        checkpoint_every=checkpoint_every,
+        origin={
+            # A spec file is recorded by its absolute path: resume may run elsewhere.
+            "spec": str(Path(spec).resolve()) if spec.endswith(".py") else spec,
+            "variant": instance.variant,
+            "consts": list(consts),
+            "properties": list(properties),
+            "no_symmetry": no_symmetry,
+            "deadlock": deadlock,
+            "strategy": strategy,
+            "max_depth": max_depth,
+            "no_cache": no_cache,
+        },
     )
+    _check_and_report(console, spec, instance, model, opts, trace_out, picture, as_json)
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--variant", help="Must be the checkpoint's variant (default: it is).")
+@CONST_OPTION
+@click.option(
+    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    help="Seconds before stopping again (a checkpoint is saved then).",
+)
+@CHECKPOINT_EVERY_OPTION
+@_output_options
+@guarded
+def resume(
+    folder: str,
+    variant: str | None,
+    consts: tuple[str, ...],
+    max_states: int | None,
+    timeout: float | None,
+    checkpoint_every: float,
+    trace_out: str | None,
+    picture: str | None,
+    no_color: bool,
+    as_json: bool,
+) -> None:
+    """Continue the run whose checkpoint is in FOLDER (written by mcheck run
+    --checkpoint): the same spec, variant, constants and options, to the figures an
+    uninterrupted run ends with.  A spec, variant, constant or fingerprint function
+    that changed since is refused."""
+    from checker import checkpoint
+
+    origin = checkpoint.read_header(folder).get("origin") or {}
+    spec = origin.get("spec")
+    if not isinstance(spec, str):
+        raise ConfigError(f"{folder}: the checkpoint does not say which spec it is of")
+    recorded = [str(c) for c in origin.get("consts", [])]
+    # Constants given again must agree with the recorded ones (the identity check says
+    # which differs); constants not given are the checkpoint's.
+    instance = build_spec(spec, variant or origin.get("variant"), (*recorded, *consts))
+    model = CompiledSpec(
+        instance,
+        properties=[str(p) for p in origin.get("properties", [])],
+        symmetry=not origin.get("no_symmetry", False),
+    )
+    opts = Options(
+        strategy=str(origin.get("strategy", "bfs")),
+        symmetry=not origin.get("no_symmetry", False),
+        deadlock=origin.get("deadlock"),
+        max_states=max_states,
+        max_depth=origin.get("max_depth"),
+        timeout=timeout,
+        cache=not origin.get("no_cache", False),
+        checkpoint=folder,
+        checkpoint_every=checkpoint_every,
+        resume=True,
+        origin=origin,
+    )
+    _check_and_report(
+        console=_console(no_color),
+        spec=spec,
+        instance=instance,
+        model=model,
+        opts=opts,
+        trace_out=trace_out,
+        picture=picture,
+        as_json=as_json,
+    )
+
+
+def _check_and_report(
+    console: Console,
+    spec: str,
+    instance: Spec,
+    model: CompiledSpec,
+    opts: Options,
+    trace_out: str | None,
+    picture: str | None,
+    as_json: bool,
+) -> None:
+    """Run a check and report it (and save its trace): the body of run and resume."""
+    presentation = presentation_for(model)
+    progress = _Progress(console, enabled=console.is_terminal and not as_json, log=True)
+    opts.progress = progress
+    strategy = opts.strategy
     if not as_json:
         how = strategy + (", symmetry" if model.symmetric and not model.temporal else "")
         console.print(_header(model.name, instance.variant, instance.constant_values, how))

@@ -22,12 +22,16 @@ from __future__ import annotations
 import math
 import signal
 import time
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
+
+from checker.checkpoint import Snapshot
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.fingerprint import StateFingerprinter, StateValueError, encode
 from checker.model import Model
@@ -58,6 +62,14 @@ class Options:
     workers: int = 1
     #: Use the fast engine's caches (checker.fast); False runs every action directly.
     cache: bool = True
+    #: A folder to write checkpoints to (see checker.checkpoint), every
+    #: ``checkpoint_every`` seconds and when the run stops at a chunk boundary.
+    checkpoint: str | None = None
+    checkpoint_every: float = 300.0
+    #: Continue from the checkpoint in ``checkpoint`` instead of starting afresh.
+    resume: bool = False
+    #: What the command line was given (recorded in a checkpoint for ``mcheck resume``).
+    origin: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> None:
         """Refuse options that do not make sense, loudly (never ignore one)."""
@@ -73,6 +85,15 @@ class Options:
                 raise ConfigError(f"{name.replace('_', '-')} must be a positive integer")
         if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
+        if self.checkpoint is not None and self.workers > 1:
+            raise ConfigError(
+                "--checkpoint works with one process: the workers' frontiers are not "
+                "gathered; drop --workers"
+            )
+        if self.resume and self.checkpoint is None:
+            raise ConfigError("resuming needs the checkpoint folder")
+        if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every > 0):
+            raise ConfigError("--checkpoint-every must be a positive number of seconds")
 
 
 Key = tuple[int, int]
@@ -133,6 +154,16 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release processes and memory."""
+        ...
+
+    def snapshot(self) -> list[tuple[int, Any, int]]:
+        """The frontier as (ordinal, state, depth), in the order it is taken (at a
+        chunk boundary only)."""
+        ...
+
+    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any) -> None:
+        """Continue from a snapshot's frontier; ``fps`` are the stored states'
+        fingerprints by ordinal (the visited set)."""
         ...
 
 
@@ -370,6 +401,30 @@ class LocalBackend:
         """Drop the frontier and the visited set."""
         self.frontier.clear()
 
+    def snapshot(self) -> list[tuple[int, Any, int]]:
+        """The frontier as (ordinal, state, depth), in the order it is taken."""
+        state = self.exp.state
+        return [(o, state(h), d) for o, h, d in self.frontier]
+
+    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any) -> None:
+        """Continue from a checkpoint: the visited set from the stored fingerprints,
+        the frontier fingerprinted again and checked against them."""
+        if self.graph is not None:
+            raise ConfigError("a checkpoint cannot restore a recorded state graph")
+        assert self.fset is not None
+        self.fset.frozen = np.unique(np.frombuffer(fps, dtype=np.uint64))
+        self.fset.recent = set()
+        self.count = len(fps)
+        handle_of, fp_of = self.exp.handle_of, self.exp.fp_of
+        for o, state, depth in frontier:
+            h = handle_of(state)
+            if not 0 <= o < len(fps) or fp_of(h) != fps[o]:
+                raise ConfigError(
+                    "the checkpoint's states fingerprint differently now (another "
+                    "fingerprint function or spec): it cannot be resumed"
+                )
+            self.frontier.append((o, h, depth))
+
     def _store(self, key: Key, fp: int, handle: Any, depth: int) -> int:
         n = self.count
         self.count += 1
@@ -576,6 +631,50 @@ def stop_signals() -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+@contextmanager
+def deferred_stop(active: bool) -> Iterator[list[bool]]:
+    """While ``active``, the first Ctrl-C or SIGTERM only raises a flag (``[True]``)
+    that the loop reads between chunks, so the run can stop where a checkpoint is
+    consistent; a second one stops at once (the previous checkpoint stays)."""
+    asked = [False]
+    if not active:
+        yield asked
+        return
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if asked[0]:
+            raise KeyboardInterrupt
+        asked[0] = True
+
+    try:
+        old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        yield asked
+        return
+    try:
+        yield asked
+    finally:
+        for sig, handler in old.items():
+            if signal.getsignal(sig) is on_signal:
+                signal.signal(sig, handler)
+
+
+@contextmanager
+def watchdog_paused(rearm: bool = True) -> Iterator[None]:
+    """Hold the watchdog's timer off within this block (a checkpoint being written);
+    afterwards it runs on with the time it had left, unless ``rearm`` is False."""
+    try:
+        left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+    except ValueError:  # not the main thread: there is no timer
+        yield
+        return
+    try:
+        yield
+    finally:
+        if left > 0 and rearm:
+            signal.setitimer(signal.ITIMER_REAL, left)
+
+
 class DeadlineReached(KeyboardInterrupt):
     """Raised by :func:`watchdog` when ``--timeout`` passes inside one long step (a state
     whose fingerprint needs 9! renamings, a huge chunk): the run stops like Ctrl-C, but
@@ -621,36 +720,76 @@ class Exploration:
     """The coordinator: commits chunk results in order, keeps the trace table, the
     statistics and the limits, and turns the earliest event into an :class:`Outcome`."""
 
-    def __init__(self, model: Model, options: Options, backend: Backend) -> None:
+    def __init__(
+        self,
+        model: Model,
+        options: Options,
+        backend: Backend,
+        checkpointer: Callable[[Snapshot], str] | None = None,
+        resume: Snapshot | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self.model = model
+        #: When the whole run must stop (``time.perf_counter()``), set-up included:
+        #: the caller's watchdog keeps the same one.  None: ``timeout`` from now.
+        self.deadline = deadline
         self.opts = options
         self.backend = backend
         n = len(model.action_names)
         self.stats = Stats(action_generated=[0] * n, action_distinct=[0] * n)
         self.table = TraceTable()
         self.truncated = False
+        #: Writes a snapshot and says where (see checker.checkpoint); None: no checkpoints.
+        self.checkpointer = checkpointer
+        self.resume = resume
+        self.saved: str | None = None
+        self.t0 = 0.0
 
     def run(self) -> Outcome:
         """Explore until the frontier is empty, an event, a limit or an interruption."""
         opts = self.opts
         stats = self.stats
-        t0 = time.perf_counter()
-        deadline = t0 + opts.timeout if opts.timeout else None
-        next_progress = t0 + opts.progress_every
+        started = time.perf_counter()
+        deadline = self.deadline
+        if deadline is None and opts.timeout:
+            deadline = started + opts.timeout
+        # A resumed run's clock goes on from the time the checkpoint recorded.
+        self.t0 = started - (self.resume.stats.seconds if self.resume is not None else 0.0)
+        next_progress = started + opts.progress_every
+        next_checkpoint = started + opts.checkpoint_every
         # Memory set aside so that "out of memory" can still be reported.
         reserve: bytearray | None = bytearray(8 << 20)
         outcome: Outcome | None = None
         try:
-            with stop_signals(), watchdog(deadline):
-                outcome = self._commit(self.backend.start())
+            with (
+                stop_signals(),
+                watchdog(deadline),
+                deferred_stop(self.checkpointer is not None) as stop_asked,
+            ):
+                if self.resume is not None:
+                    self._restore(self.resume)
+                    stats = self.stats
+                else:
+                    outcome = self._commit(self.backend.start())
                 while outcome is None and self.backend.pending():
                     now = time.perf_counter()
+                    if stop_asked[0]:
+                        # Ctrl-C while checkpointing: the chunk was finished first, so
+                        # the final checkpoint is one the run can continue from.
+                        self._save(final=True)
+                        outcome = self._stop(Verdict.INCOMPLETE, "interrupted")
+                        outcome.interrupted = True
+                        break
                     if deadline is not None and now >= deadline:
+                        self._save(final=True)
                         outcome = self._stop(Verdict.INCOMPLETE, f"timeout {opts.timeout}s reached")
                         break
+                    if self.checkpointer is not None and now >= next_checkpoint:
+                        self._save(final=False)
+                        next_checkpoint = time.perf_counter() + opts.checkpoint_every
                     if opts.progress is not None and now >= next_progress:
                         next_progress = now + opts.progress_every
-                        stats.seconds = now - t0
+                        stats.seconds = now - self.t0
                         opts.progress(stats)
                     outcome = self._commit(self.backend.step())
         except DeadlineReached:
@@ -676,8 +815,48 @@ class Exploration:
                 outcome = self._stop(Verdict.INCOMPLETE, f"max-depth {opts.max_depth} reached")
             else:
                 outcome = self._stop(Verdict.OK, None)
-        stats.seconds = time.perf_counter() - t0
+        if self.saved is not None and outcome.verdict is Verdict.INCOMPLETE:
+            outcome.warnings.append(self.saved)
+        self.stats.seconds = time.perf_counter() - self.t0
         return outcome
+
+    def _save(self, final: bool) -> None:
+        """Write a checkpoint (at a chunk boundary: table, statistics and frontier
+        agree).  The watchdog is held off meanwhile: a write cut short keeps the
+        previous checkpoint, but the timeout must not waste the one being written."""
+        if self.checkpointer is None:
+            return
+        with watchdog_paused(rearm=not final):
+            stats = self.stats
+            snap = Snapshot(
+                stats=replace(
+                    stats,
+                    seconds=time.perf_counter() - self.t0,
+                    action_generated=list(stats.action_generated),
+                    action_distinct=list(stats.action_distinct),
+                ),
+                truncated=self.truncated,
+                fps=self.table.fps,
+                parent=self.table.parent,
+                choice=self.table.choice,
+                frontier=self.backend.snapshot(),
+            )
+            self.saved = self.checkpointer(snap)
+
+    def _restore(self, snap: Snapshot) -> None:
+        """Continue from a checkpoint: its trace table, statistics and frontier."""
+        if len(snap.stats.action_generated) != len(self.model.action_names):
+            raise ConfigError("the checkpoint was written for other actions")
+        self.table.fps = array("Q", snap.fps)
+        self.table.parent = array("q", snap.parent)
+        self.table.choice = array("I", snap.choice)
+        self.stats = replace(
+            snap.stats,
+            action_generated=list(snap.stats.action_generated),
+            action_distinct=list(snap.stats.action_distinct),
+        )
+        self.truncated = snap.truncated
+        self.backend.restore(snap.frontier, snap.fps)
 
     def _stop(self, verdict: Verdict, reason: str | None) -> Outcome:
         return Outcome(verdict, self.stats, self.table, reason=reason)

@@ -28,6 +28,10 @@ Encoder = Callable[[Any, Renaming], Any]
 
 _MASK64 = (1 << 64) - 1
 
+#: Bumped whenever an encoding or the hash changes: a checkpoint records it, and one
+#: written with another version is not resumed (its visited set means other states).
+FINGERPRINT_VERSION = 1
+
 
 def _atom(v: Any, ren: Renaming) -> Any:
     return v

@@ -45,7 +45,7 @@ from checker.engine import (
     _counter,
     make_expansion,
 )
-from checker.errors import EvaluationError, MCheckError
+from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.fast import CacheUnsound, LayoutChanged
 from checker.model import Model
 
@@ -414,6 +414,15 @@ class WorkerBackend:
                 c.send(msg)
             except (BrokenPipeError, OSError):
                 raise WorkerLost(self._death(w)) from None
+
+    def snapshot(self) -> list[tuple[int, Any, int]]:
+        """Not supported: the frontier is spread over the workers (Options.validate
+        refuses --checkpoint with --workers)."""
+        raise ConfigError("--checkpoint works with one process")
+
+    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any) -> None:
+        """Not supported (see :meth:`snapshot`)."""
+        raise ConfigError("--checkpoint works with one process")
 
     def close(self) -> None:
         """Stop every worker; none may outlive the run."""

@@ -18,11 +18,14 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from checker import checkpoint
+from checker.checkpoint import Snapshot
 from checker.engine import (
     DeadlineReached,
     Exploration,
@@ -95,6 +98,9 @@ def _run(model: Model, options: Options | None) -> Result:
     if graph_now:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
+    checkpointer, resumed = _checkpointing(model, opts, liveness, symmetric, deadlock)
+    if resumed is not None:
+        t0 -= resumed.stats.seconds
     outcome: Outcome | None = None
     recorder: GraphRecorder | None = None
     try:
@@ -102,7 +108,17 @@ def _run(model: Model, options: Options | None) -> Result:
         with watchdog(deadline):
             if opts.symmetry and len(model.renamings) > 1:
                 check_symmetry(model, deadline=deadline)
-            outcome, recorder = _explore(model, opts, renamings, deadlock, graph_now, warnings)
+            outcome, recorder = _explore(
+                model,
+                opts,
+                renamings,
+                deadlock,
+                graph_now,
+                warnings,
+                checkpointer,
+                resumed,
+                deadline,
+            )
     except DeadlineReached:
         if outcome is None:
             n = len(model.action_names)
@@ -123,7 +139,7 @@ def _run(model: Model, options: Options | None) -> Result:
             graph_opts = replace(opts, timeout=remaining, deadlock=False)
             unchecked = model.without_invariants() if isinstance(model, CompiledSpec) else model
             graph_outcome, recorder = _explore(
-                unchecked, graph_opts, [{}], False, True, result.warnings
+                unchecked, graph_opts, [{}], False, True, result.warnings, deadline=deadline
             )
             if graph_outcome.verdict is not Verdict.OK:
                 reason = f"{graph_outcome.reason} while building the liveness graph"
@@ -143,6 +159,43 @@ def _run(model: Model, options: Options | None) -> Result:
     return result
 
 
+def _checkpointing(
+    model: Model, opts: Options, liveness: bool, symmetric: bool, deadlock: bool
+) -> tuple[Callable[[Snapshot], str] | None, Snapshot | None]:
+    """The checkpoint writer a run with ``--checkpoint`` uses, and the snapshot it
+    resumes from (its identity checked against this run's)."""
+    if opts.checkpoint is None:
+        return None, None
+    folder = Path(opts.checkpoint)
+    if liveness:
+        raise ConfigError(
+            "--checkpoint covers invariant checking: temporal properties need the state "
+            "graph of one whole run; select invariants with --property"
+        )
+    identity = checkpoint.identity_of(model, symmetric, opts.strategy, deadlock, opts)
+    resumed: Snapshot | None = None
+    if opts.resume:
+        checkpoint.check_identity(checkpoint.read_header(folder)["identity"], identity, folder)
+        resumed = checkpoint.read(folder, modules=set(identity["sources"]))
+    elif checkpoint.exists(folder):
+        raise ConfigError(
+            f"{folder} already holds a checkpoint: continue it with mcheck resume {folder}, "
+            "or choose another folder"
+        )
+    origin = dict(opts.origin)
+
+    def save(snap: Snapshot) -> str:
+        snap.identity = identity
+        snap.origin = origin
+        path = checkpoint.write(folder, snap)
+        return (
+            f"checkpoint of {snap.stats.distinct:,} states saved to {path}: continue with "
+            f"mcheck resume {folder}"
+        )
+
+    return save, resumed
+
+
 def _explore(
     model: Model,
     opts: Options,
@@ -150,6 +203,9 @@ def _explore(
     deadlock: bool,
     graph: bool,
     warnings: list[str],
+    checkpointer: Callable[[Snapshot], str] | None = None,
+    resumed: Snapshot | None = None,
+    deadline: float | None = None,
 ) -> tuple[Outcome, GraphRecorder | None]:
     """One exploration (recording the state graph if asked).  When the fast engine
     finds a cached action that does not replay directly, or a map whose keys it took
@@ -166,7 +222,8 @@ def _explore(
             else:
                 expansion = make_expansion(model, renamings, deadlock, **fast)
                 backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
-            return Exploration(model, opts, backend).run(), recorder
+            exploration = Exploration(model, opts, backend, checkpointer, resumed, deadline)
+            return exploration.run(), recorder
         except CacheUnsound as exc:
             if exc.what in fast["uncached"]:
                 raise
