@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -38,6 +39,8 @@ from checker.render import render_trace
 from checker.replay import replay as replay_trace
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.run import run as run_model
+from checker.simulate import DEFAULT_DEPTH, SimulationOptions, SimulationStats
+from checker.simulate import simulate as simulate_model
 from checker.spec import Spec
 from checker.timeline import TimelineData, render_timeline
 from checker.tracefile import presentation_for, save_trace, timeline_of_itf, timeline_of_run
@@ -148,19 +151,29 @@ class _Progress:
         self.live: Live | None = None
 
     def __call__(self, stats: Stats) -> None:
+        now = time.perf_counter()
+        # The run's own clock: a resumed run goes on from its checkpoint's time.
+        clock = stats.seconds if stats.seconds > 0 else now - self.start
+        self._show(
+            f"distinct {stats.distinct:,}  generated {stats.generated:,}  "
+            f"depth {stats.depth}  queue {stats.queue:,}  "
+            f"{stats.distinct / max(clock, 1e-9):,.0f} distinct/s  {clock:,.0f}s"
+        )
+
+    def simulation(self, stats: SimulationStats) -> None:
+        """The progress line of ``mcheck simulate``."""
+        self._show(
+            f"behaviours {stats.behaviours:,}  states {stats.states:,}  "
+            f"deepest {stats.deepest}  {stats.states_per_second:,.0f} states/s  "
+            f"{stats.seconds:,.0f}s"
+        )
+
+    def _show(self, line: str) -> None:
         if not self.enabled and not self.log:
             return
         now = time.perf_counter()
-        elapsed = now - self.start
-        if elapsed < 2.0:
+        if now - self.start < 2.0:
             return
-        # The run's own clock: a resumed run goes on from its checkpoint's time.
-        clock = stats.seconds if stats.seconds > 0 else elapsed
-        line = (
-            f"distinct {stats.distinct:,}  generated {stats.generated:,}  "
-            f"depth {stats.depth}  queue {stats.queue:,}  "
-            f"{stats.distinct / clock:,.0f} distinct/s  {clock:,.0f}s"
-        )
         if self.log:
             if now >= self.next_log:
                 self.next_log = now + LOG_PROGRESS_EVERY
@@ -327,7 +340,18 @@ def run(
             "no_cache": no_cache,
         },
     )
-    _check_and_report(console, spec, instance, model, opts, trace_out, picture, as_json)
+    how = strategy + (", symmetry" if model.symmetric and not model.temporal else "")
+    _check_and_report(
+        console,
+        spec,
+        instance,
+        model,
+        lambda progress: run_model(model, replace(opts, progress=progress)),
+        how,
+        trace_out,
+        picture,
+        as_json,
+    )
 
 
 @main.command()
@@ -389,15 +413,100 @@ def resume(
         resume=True,
         origin=origin,
     )
+    how = f"resumed, {opts.strategy}" + (", symmetry" if model.symmetric else "")
     _check_and_report(
-        console=_console(no_color),
-        spec=spec,
-        instance=instance,
-        model=model,
-        opts=opts,
-        trace_out=trace_out,
-        picture=picture,
-        as_json=as_json,
+        _console(no_color),
+        spec,
+        instance,
+        model,
+        lambda progress: run_model(model, replace(opts, progress=progress)),
+        how,
+        trace_out,
+        picture,
+        as_json,
+    )
+
+
+@main.command()
+@click.argument("spec")
+@click.option("--variant", help="Which variant of the spec (default: the spec's).")
+@CONST_OPTION
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=DEFAULT_DEPTH,
+    show_default=True,
+    help="States per behaviour at most (the initial state counts 1).",
+)
+@click.option(
+    "--traces",
+    type=click.IntRange(min=1),
+    help="Behaviours to generate (default: until --timeout or Ctrl-C).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    help="Seconds before stopping.",
+)
+@click.option(
+    "--property",
+    "--invariant",
+    "properties",
+    multiple=True,
+    help="Check only this invariant or temporal property (repeatable; default: all).",
+)
+@click.option(
+    "--deadlock/--no-deadlock",
+    "deadlock",
+    default=None,
+    help="Report states with no enabled action (default: on, unless the spec says otherwise).",
+)
+@click.option(
+    "--no-shorten", is_flag=True, help="Report the violating behaviour as found, not shortened."
+)
+@_output_options
+@guarded
+def simulate(
+    spec: str,
+    variant: str | None,
+    consts: tuple[str, ...],
+    seed: int,
+    depth: int,
+    traces: int | None,
+    timeout: float | None,
+    properties: tuple[str, ...],
+    deadlock: bool | None,
+    no_shorten: bool,
+    trace_out: str | None,
+    picture: str | None,
+    no_color: bool,
+    as_json: bool,
+) -> None:
+    """Random behaviours of SPEC (TLC's -simulate), for state spaces too large to
+    exhaust: invariants on every state, temporal properties on behaviours that loop.
+    Deterministic for a seed; a violation is shortened, a clean simulation is
+    incomplete (exit 3): it proves nothing."""
+    instance = build_spec(spec, variant, consts)
+    model = CompiledSpec(instance, properties=list(properties), symmetry=False)
+    opts = SimulationOptions(
+        seed=seed,
+        depth=depth,
+        traces=traces,
+        timeout=timeout,
+        deadlock=deadlock,
+        shrink=not no_shorten,
+    )
+    _check_and_report(
+        _console(no_color),
+        spec,
+        instance,
+        model,
+        lambda progress: simulate_model(model, replace(opts, progress=progress.simulation)),
+        f"simulate, seed {seed}, depth {depth}",
+        trace_out,
+        picture,
+        as_json,
     )
 
 
@@ -406,21 +515,20 @@ def _check_and_report(
     spec: str,
     instance: Spec,
     model: CompiledSpec,
-    opts: Options,
+    check: Callable[[_Progress], Result],
+    how: str,
     trace_out: str | None,
     picture: str | None,
     as_json: bool,
 ) -> None:
-    """Run a check and report it (and save its trace): the body of run and resume."""
+    """Run a check and report it (and save its trace): the body of run, resume and
+    simulate."""
     presentation = presentation_for(model)
     progress = _Progress(console, enabled=console.is_terminal and not as_json, log=True)
-    opts.progress = progress
-    strategy = opts.strategy
     if not as_json:
-        how = strategy + (", symmetry" if model.symmetric and not model.temporal else "")
         console.print(_header(model.name, instance.variant, instance.constant_values, how))
     try:
-        result = run_model(model, opts)
+        result = check(progress)
         if result.verdict is Verdict.INCOMPLETE:
             # The command is reporting a stopped run: a second Ctrl-C must not cut it.
             ignore_interrupts()
@@ -494,27 +602,71 @@ def _report(
     console.print(Text(head[0], style=head[1]))
     if saved is not None:
         console.print(Text(f"trace saved to {saved} (mcheck show {saved})"))
-    table = Table(show_header=False, box=None, padding=(0, 2))
-    table.add_row("distinct states", f"{s.distinct:,}")
-    table.add_row("states generated", f"{s.generated:,}")
-    table.add_row("depth", str(s.depth))
-    table.add_row("queue peak", f"{s.queue_peak:,}")
+    if result.simulation is not None:
+        _report_simulation(console, result, result.simulation)
+        return
+    rows = [
+        ("distinct states", f"{s.distinct:,}"),
+        ("states generated", f"{s.generated:,}"),
+        ("depth", str(s.depth)),
+        ("queue peak", f"{s.queue_peak:,}"),
+    ]
     if result.graph is not None:
-        table.add_row("liveness graph", f"{result.graph[0]:,} states, {result.graph[1]:,} edges")
-    table.add_row("seconds", f"{s.seconds:.2f}")
-    table.add_row("distinct states/s", f"{s.states_per_second:,.0f}")
-    table.add_row("collision probability", f"{result.collision_probability:.1e}")
-    console.print(table)
-    cov = Table(title="actions", title_justify="left", box=None, padding=(0, 2))
-    cov.add_column("action")
-    cov.add_column("generated", justify="right")
-    cov.add_column("distinct", justify="right")
-    for n, g, d in zip(result.action_names, s.action_generated, s.action_distinct, strict=True):
-        cov.add_row(Text(n), f"{g:,}", f"{d:,}")
-    console.print(cov)
+        rows.append(("liveness graph", f"{result.graph[0]:,} states, {result.graph[1]:,} edges"))
+    rows += [
+        ("seconds", f"{s.seconds:.2f}"),
+        ("distinct states/s", f"{s.states_per_second:,.0f}"),
+        ("collision probability", f"{result.collision_probability:.1e}"),
+    ]
+    _figures(console, rows, ("generated", "distinct"), result.action_names, s.action_generated,
+             s.action_distinct)  # fmt: skip
     if result.verdict in (Verdict.OK, Verdict.INCOMPLETE):
         for n in result.unfired_actions:
             console.print(Text(f"warning: action {n} never fired", style="yellow"))
+
+
+def _report_simulation(console: Console, result: Result, sim: SimulationStats) -> None:
+    rows = [
+        ("seed", str(sim.seed)),
+        ("behaviours", f"{sim.behaviours:,}"),
+        ("states checked", f"{sim.states:,}"),
+        ("states generated", f"{sim.generated:,}"),
+        ("deepest behaviour", f"{sim.deepest} states"),
+    ]
+    if sim.behaviour is not None:
+        rows.append(("violating behaviour", f"#{sim.behaviour} ({sim.found_length} actions)"))
+    rows += [
+        ("seconds", f"{sim.seconds:.2f}"),
+        ("states/s", f"{sim.states_per_second:,.0f}"),
+        ("behaviours/s", f"{sim.behaviours_per_second:,.1f}"),
+    ]
+    _figures(console, rows, ("enabled", "taken"), result.action_names, sim.action_generated,
+             sim.action_taken)  # fmt: skip
+    for n, g in zip(result.action_names, sim.action_generated, strict=True):
+        if g == 0:
+            console.print(Text(f"warning: action {n} was never enabled", style="yellow"))
+
+
+def _figures(
+    console: Console,
+    rows: list[tuple[str, str]],
+    headings: tuple[str, str],
+    names: tuple[str, ...],
+    first: list[int],
+    second: list[int],
+) -> None:
+    """A run's figures, then its per-action coverage (two counts per action)."""
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    cov = Table(title="actions", title_justify="left", box=None, padding=(0, 2))
+    cov.add_column("action")
+    cov.add_column(headings[0], justify="right")
+    cov.add_column(headings[1], justify="right")
+    for n, a, b in zip(names, first, second, strict=True):
+        cov.add_row(Text(n), f"{a:,}", f"{b:,}")
+    console.print(cov)
 
 
 def _report_evaluation_error(exc: EvaluationError) -> None:

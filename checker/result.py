@@ -79,6 +79,8 @@ class Result:
     error: EvaluationError | None = None
     #: The run stopped because the user (Ctrl-C, SIGTERM) asked it to.
     interrupted: bool = False
+    #: A random simulation's figures (checker.simulate.SimulationStats), else None.
+    simulation: Any = None
 
     @property
     def exit_code(self) -> ExitCode:
@@ -130,6 +132,7 @@ class Result:
                 )
             },
             "trace": self.trace.labels() if self.trace is not None else None,
+            "simulation": self.simulation.to_json() if self.simulation is not None else None,
         }
 
 

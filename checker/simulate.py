@@ -1,0 +1,554 @@
+"""Random simulation (TLC's ``-simulate``): random behaviours of a model, checked as
+they go, for state spaces too large to exhaust.
+
+Each behaviour starts from a random initial state and takes a uniformly random
+successor at each step, up to ``depth`` states.  Behaviour ``b`` of seed ``n`` draws
+from ``random.Random(f"{n}:{b}")`` (a string seed is hashed with SHA-512, not with
+Python's salted ``hash``), and a model's successors come in a fixed order, so a seed
+gives the same behaviours in every process, and one behaviour can be replayed alone.
+
+What is checked, in TLC's terms:
+
+* every state a behaviour visits, and every successor chosen outside the state
+  constraint (which ends the behaviour), against the selected invariants;
+* a state with no successor at all is a deadlock (unless deadlock checking is off,
+  when the behaviour ends there);
+* temporal properties on the *lasso-shaped* behaviours: whenever a behaviour comes
+  back to a state it visited, the loop it closed is a cycle, and whenever it is in a
+  state where no fair action is enabled it may stutter there forever; a fair such
+  lasso (the fairness rules of :mod:`checker.liveness`) on which a property fails is
+  a counterexample.  A simulation never proves a property: finding nothing is
+  "incomplete", exit 3.
+
+A safety violation is then shortened: loops in it are cut, each state is joined to
+the latest later state it reaches in one step, and steps are dropped one at a time
+while the same actions still lead to the same violation (within a time budget).  The
+result is shorter, not necessarily shortest: breadth-first ``mcheck run`` finds that.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.engine import DeadlineReached, ignore_interrupts, stop_signals, watchdog
+from checker.errors import ConfigError, EvaluationError
+from checker.fingerprint import StateFingerprinter
+from checker.model import Model, TemporalProperty
+from checker.result import Result, Stats, Verdict
+from checker.trace import Trace, replay_choices
+
+#: TLC's default behaviour length for -simulate (-depth 100).
+DEFAULT_DEPTH = 100
+#: Seconds spent dropping steps from a violation, at most.
+SHRINK_BUDGET = 10.0
+
+
+@dataclass
+class SimulationOptions:
+    """How to simulate: seed, behaviour length and count, limits, deadlock."""
+
+    seed: int = 0
+    #: States per behaviour at most (the initial state is 1, as depth is in a run).
+    depth: int = DEFAULT_DEPTH
+    #: Behaviours to generate (None: until the timeout or Ctrl-C).
+    traces: int | None = None
+    timeout: float | None = None
+    deadlock: bool | None = None
+    shrink: bool = True
+    progress: Callable[[SimulationStats], None] | None = None
+    progress_every: float = 0.5
+
+    def validate(self) -> None:
+        """Refuse options that do not make sense."""
+        if self.depth < 1:
+            raise ConfigError("--depth must be at least 1")
+        if self.traces is not None and self.traces < 1:
+            raise ConfigError("--traces must be at least 1")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ConfigError("--timeout must be a positive number of seconds")
+
+
+@dataclass
+class SimulationStats:
+    """What a simulation did."""
+
+    seed: int
+    behaviours: int = 0
+    #: States checked against the invariants: those the behaviours visit, and the
+    #: successors outside the state constraint (checked, never continued from).
+    states: int = 0
+    #: Successors computed (every successor of every visited state).
+    generated: int = 0
+    #: The longest behaviour, in states.
+    deepest: int = 0
+    seconds: float = 0.0
+    action_generated: list[int] = field(default_factory=list)
+    #: How often each action was the one taken.
+    action_taken: list[int] = field(default_factory=list)
+    #: The violating behaviour: its number (replay it with its seed) and its length
+    #: (actions) before it was shortened.
+    behaviour: int | None = None
+    found_length: int | None = None
+
+    @property
+    def states_per_second(self) -> float:
+        """Visited states per second."""
+        return self.states / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def behaviours_per_second(self) -> float:
+        """Behaviours per second."""
+        return self.behaviours / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``simulation`` object of ``--json``."""
+        return {
+            "seed": self.seed,
+            "behaviours": self.behaviours,
+            "states": self.states,
+            "generated": self.generated,
+            "deepest": self.deepest,
+            "seconds": round(self.seconds, 3),
+            "states_per_second": round(self.states_per_second, 1),
+            "behaviours_per_second": round(self.behaviours_per_second, 2),
+            "violating_behaviour": self.behaviour,
+            "found_length": self.found_length,
+        }
+
+
+@dataclass
+class _Found:
+    """A violation in one behaviour: the choices that reach it."""
+
+    verdict: Verdict
+    choices: list[int]
+    prop: str | None = None
+    loop: int | None = None
+    liveness: bool = False
+    error: EvaluationError | None = None
+
+
+class _Behaviour:
+    """One behaviour as it is drawn: states, choices, and what the temporal check
+    needs per state (fingerprint, enabled fairness keys, predicate values)."""
+
+    def __init__(self) -> None:
+        self.states: list[Any] = []
+        self.choices: list[int] = []
+        self.fps: list[int] = []
+        self.first: dict[int, int] = {}
+        self.enabled: list[set[Any]] = []
+        self.taken: list[set[Any]] = []  # fairness keys of the step into state i+1
+
+
+def _choose(rng: random.Random, succ: list[Any]) -> int:
+    """The index of a random successor, as TLC draws one: a random action among
+    those enabled, then a random successor of it (a family with thousands of
+    instances, message drops say, does not crowd out a rare one)."""
+    families: list[int] = []
+    starts: dict[int, int] = {}
+    for k, (ai, _, _) in enumerate(succ):
+        if ai not in starts:
+            starts[ai] = k
+            families.append(ai)
+    ai = families[rng.randrange(len(families))]
+    first = starts[ai]
+    last = first
+    # Successors come grouped by action family, in family order.
+    while last + 1 < len(succ) and succ[last + 1][0] == ai:
+        last += 1
+    return first + rng.randrange(last - first + 1)
+
+
+def simulate(model: Model, options: SimulationOptions | None = None) -> Result:
+    """Random behaviours of ``model`` checked against its invariants and temporal
+    properties; the Result carries a :class:`SimulationStats` in ``simulation``."""
+    opts = options or SimulationOptions()
+    opts.validate()
+    return _Simulator(model, opts).run()
+
+
+class _Simulator:
+    def __init__(self, model: Model, opts: SimulationOptions) -> None:
+        self.model = model
+        self.opts = opts
+        self.deadlock = model.check_deadlock if opts.deadlock is None else opts.deadlock
+        n = len(model.action_names)
+        self.stats = SimulationStats(seed=opts.seed, action_generated=[0] * n, action_taken=[0] * n)
+        inits = model.initial_states()
+        self.fpr = StateFingerprinter(len(model.variables(inits[0])), [{}])
+        self.temporal = model.temporal
+        self.fair_cache: dict[tuple[int, tuple[Any, ...]], list[tuple[Any, str]]] = {}
+        self.kinds: dict[Any, str] = {}
+        self.memo: dict[tuple[str, int, bool, int], bool] = {}
+
+    def fp(self, state: Any) -> int:
+        return self.fpr.initial(self.model.variables(state))[0]
+
+    # -- the loop ------------------------------------------------------------------
+    def run(self) -> Result:
+        opts, stats = self.opts, self.stats
+        t0 = time.perf_counter()
+        deadline = t0 + opts.timeout if opts.timeout else None
+        next_progress = t0 + opts.progress_every
+        found: _Found | None = None
+        reason: str | None = None
+        interrupted = False
+        try:
+            with stop_signals(), watchdog(deadline):
+                b = 0
+                while opts.traces is None or b < opts.traces:
+                    now = time.perf_counter()
+                    if deadline is not None and now >= deadline:
+                        reason = f"timeout {opts.timeout}s reached"
+                        break
+                    if opts.progress is not None and now >= next_progress:
+                        next_progress = now + opts.progress_every
+                        stats.seconds = now - t0
+                        opts.progress(stats)
+                    found = self.behaviour(b)
+                    stats.behaviours += 1
+                    if found is not None:
+                        stats.behaviour = b
+                        break
+                    b += 1
+        except DeadlineReached:
+            reason = f"timeout {opts.timeout}s reached"
+        except KeyboardInterrupt:
+            ignore_interrupts()
+            reason, interrupted = "interrupted", True
+        stats.seconds = time.perf_counter() - t0
+        trace: Trace | None = None
+        if found is not None:
+            stats.found_length = len(found.choices) - 1
+            if found.verdict is not Verdict.ERROR and not found.liveness and opts.shrink:
+                found.choices = self.shorten(found, t0=time.perf_counter())
+            trace = replay_choices(self.model, found.choices, loop=found.loop)
+            if found.error is not None:
+                found.error.trace = trace
+                found.error.state = trace.steps[-1].state
+            verdict = found.verdict
+        else:
+            verdict = Verdict.INCOMPLETE
+            if reason is None:
+                reason = f"{stats.behaviours:,} random behaviours, no violation (not exhaustive)"
+        return self.result(verdict, found, trace, reason, interrupted)
+
+    def result(
+        self,
+        verdict: Verdict,
+        found: _Found | None,
+        trace: Trace | None,
+        reason: str | None,
+        interrupted: bool,
+    ) -> Result:
+        model, stats = self.model, self.stats
+        warnings = []
+        if found is not None and trace is not None and stats.found_length != trace.length:
+            warnings.append(
+                f"the behaviour found had {stats.found_length} actions, shortened to "
+                f"{trace.length}: not necessarily the shortest (mcheck run finds that)"
+            )
+        return Result(
+            spec=model.name,
+            variant=str(getattr(model, "variant", "")),
+            verdict=verdict,
+            stats=Stats(
+                generated=stats.generated,
+                depth=stats.deepest,
+                seconds=stats.seconds,
+                action_generated=list(stats.action_generated),
+                action_distinct=list(stats.action_taken),
+            ),
+            constants=dict(getattr(model, "constants", {})),
+            symmetry=False,
+            strategy="simulate",
+            action_names=model.action_names,
+            violated=found.prop if found is not None else None,
+            trace=trace,
+            reason=(str(found.error) if found is not None and found.error else reason),
+            liveness=found.liveness if found is not None else False,
+            warnings=warnings,
+            error=found.error if found is not None else None,
+            interrupted=interrupted,
+            simulation=stats,
+        )
+
+    def behaviour(self, b: int) -> _Found | None:
+        """Draw behaviour ``b``; the violation it meets, if any."""
+        model, stats = self.model, self.stats
+        rng = random.Random(f"{self.opts.seed}:{b}")
+        inits = model.initial_states()
+        k = rng.randrange(len(inits))
+        state = inits[k]
+        beh = _Behaviour()
+        self.memo = {}
+        choices = [k]
+        stats.states += 1
+        bad = self.check(state, choices)
+        if bad is not None:
+            return bad
+        try:
+            inside = model.within(state)
+        except EvaluationError as exc:
+            return _Found(Verdict.ERROR, choices, error=exc)
+        if not inside:
+            return None
+        length = 1
+        while True:
+            stats.deepest = max(stats.deepest, length)
+            try:
+                succ = model.successors(state)
+            except EvaluationError as exc:
+                return _Found(Verdict.ERROR, list(choices), error=exc)
+            stats.generated += len(succ)
+            for ai, _, _ in succ:
+                stats.action_generated[ai] += 1
+            if not succ and self.deadlock:
+                return _Found(Verdict.DEADLOCK, list(choices))
+            if self.temporal:
+                found = self.note_state(beh, state, succ, choices)
+                if found is not None:
+                    return found
+            if not succ:
+                return None
+            if length >= self.opts.depth:
+                return None
+            # Successors outside the constraint are checked, as a run checks them,
+            # but not continued from: the behaviour goes on inside the model.
+            kept: list[int] = []
+            for k, (_, _, t) in enumerate(succ):
+                try:
+                    ok = model.within(t)
+                except EvaluationError as exc:
+                    return _Found(Verdict.ERROR, [*choices, k], error=exc)
+                if ok:
+                    kept.append(k)
+                    continue
+                stats.states += 1
+                bad = self.check(t, [*choices, k])
+                if bad is not None:
+                    return bad
+            if not kept:
+                return None
+            k = kept[_choose(rng, [succ[i] for i in kept])]
+            ai, params, nxt = succ[k]
+            stats.action_taken[ai] += 1
+            choices.append(k)
+            stats.states += 1
+            bad = self.check(nxt, choices)
+            if bad is not None:
+                return bad
+            if self.temporal:
+                try:
+                    fair = set() if nxt == state else {key for key, _ in self.fairness(ai, params)}
+                except EvaluationError as exc:
+                    return _Found(Verdict.ERROR, list(choices), error=exc)
+                beh.taken.append(fair)
+            state = nxt
+            length += 1
+
+    def check(self, state: Any, choices: list[int]) -> _Found | None:
+        try:
+            bad = self.model.violated_invariant(state)
+        except EvaluationError as exc:
+            return _Found(Verdict.ERROR, list(choices), error=exc)
+        if bad is not None:
+            return _Found(Verdict.VIOLATION, list(choices), prop=bad)
+        return None
+
+    # -- temporal properties on lassos ---------------------------------------------
+    def fairness(self, ai: int, params: tuple[Any, ...]) -> list[tuple[Any, str]]:
+        key = (ai, params)
+        got = self.fair_cache.get(key)
+        if got is None:
+            got = self.model.fairness(ai, params)
+            self.fair_cache[key] = got
+            for k, how in got:
+                self.kinds[k] = how
+        return got
+
+    def note_state(
+        self, beh: _Behaviour, state: Any, succ: list[Any], choices: list[int]
+    ) -> _Found | None:
+        """Record the state just reached; check the lasso it closes, and the lasso of
+        stuttering in it forever when no fair action is enabled there."""
+        try:
+            fp = self.fp(state)
+            enabled: set[Any] = set()
+            for ai, params, nxt in succ:
+                fair = self.fairness(ai, params)
+                if fair and nxt != state:
+                    enabled.update(k for k, _ in fair)
+        except EvaluationError as exc:
+            return _Found(Verdict.ERROR, list(choices), error=exc)
+        i = len(beh.states)
+        beh.states.append(state)
+        beh.fps.append(fp)
+        beh.enabled.append(enabled)
+        loop = beh.first.get(fp)
+        if loop is None:
+            beh.first[fp] = i
+        else:
+            # The behaviour came back to state `loop`: states loop..i-1 are a cycle.
+            beh.states.pop()
+            beh.fps.pop()
+            beh.enabled.pop()
+            found = self.lasso(beh, loop, i, choices)
+            beh.states.append(state)
+            beh.fps.append(fp)
+            beh.enabled.append(enabled)
+            if found is not None:
+                return found
+        if not enabled:
+            return self.lasso(beh, i, i + 1, choices, stutter=True)
+        return None
+
+    def lasso(
+        self, beh: _Behaviour, loop: int, end: int, choices: list[int], stutter: bool = False
+    ) -> _Found | None:
+        """The lasso of states 0..end-1 returning to ``loop`` (end == loop + 1 with
+        ``stutter``: staying in ``loop`` forever), if it is fair and fails a property."""
+        cycle = range(loop, end)
+        if not stutter:
+            taken: set[Any] = set()
+            for j in range(loop, end):
+                taken |= beh.taken[j]
+            for key, how in self.kinds.items():
+                if key in taken:
+                    continue
+                on = [key in beh.enabled[j] for j in cycle]
+                if (how == "weak" and all(on)) or (how == "strong" and any(on)):
+                    return None  # the cycle is unfair to this action
+        try:
+            for prop in self.temporal:
+                if self.fails(prop, beh, loop, end):
+                    # The trace returns to `loop`: its last state is that state again.
+                    return _Found(
+                        Verdict.VIOLATION,
+                        list(choices),
+                        prop=prop.name,
+                        loop=loop,
+                        liveness=True,
+                    )
+        except EvaluationError as exc:
+            return _Found(Verdict.ERROR, list(choices), error=exc)
+        return None
+
+    def fails(self, prop: TemporalProperty, beh: _Behaviour, loop: int, end: int) -> bool:
+        """Whether ``prop`` fails on the lasso (prefix 0..loop-1, cycle loop..end-1,
+        the cycle repeated forever)."""
+        for idx, (_, pred, premise) in enumerate(prop.instances):
+            q = [self.value(prop, idx, beh, j, pred) for j in range(end)]
+            in_cycle = any(q[loop:end])
+            if prop.kind == "eventually" and not any(q):
+                return True
+            if prop.kind == "always_eventually" and not in_cycle:
+                return True
+            if prop.kind == "eventually_always" and not all(q[loop:end]):
+                return True
+            if prop.kind == "leads_to" and premise is not None and not in_cycle:
+                # Q never holds on the cycle: P at a position with no Q from there on.
+                later_q = False
+                for j in range(end - 1, -1, -1):
+                    later_q = later_q or q[j]
+                    if not later_q and self.value(prop, idx, beh, j, premise, premise=True):
+                        return True
+        return False
+
+    def value(
+        self,
+        prop: TemporalProperty,
+        idx: int,
+        beh: _Behaviour,
+        j: int,
+        pred: Callable[[Any], bool],
+        premise: bool = False,
+    ) -> bool:
+        """A property instance's predicate (or premise) in state ``j``, memoised per
+        behaviour by fingerprint."""
+        key = (prop.name, idx, premise, beh.fps[j])
+        got = self.memo.get(key)
+        if got is None:
+            state = beh.states[j]
+            try:
+                got = bool(pred(state))
+            except (EvaluationError, MemoryError):
+                raise
+            except Exception as exc:
+                raise EvaluationError(f"temporal property {prop.name}", exc, state) from exc
+            self.memo[key] = got
+        return got
+
+    # -- shortening -----------------------------------------------------------------
+    def shorten(self, found: _Found, t0: float) -> list[int]:
+        """A shorter behaviour to the same kind of violation (see the module text)."""
+        model = self.model
+        states = replay_choices(model, found.choices).states()
+        fps = [self.fp(s) for s in states]
+        # 1. Cut loops and join each state to the latest later state it reaches in one
+        #    step: the path keeps its last state, so the violation stays.
+        path = [(found.choices[0], states[0], fps[0])]
+        i = 0
+        while i < len(states) - 1:
+            succ = model.successors(states[i])
+            index: dict[int, int] = {}
+            for k, (_, _, t) in enumerate(succ):
+                index.setdefault(self.fp(t), k)
+            j = max(j for j in range(i + 1, len(states)) if fps[j] in index or j == i + 1)
+            k = index[fps[j]] if fps[j] in index else found.choices[i + 1]
+            path.append((k, states[j], fps[j]))
+            i = j
+        choices = [c for c, _, _ in path]
+        if found.verdict is not Verdict.VIOLATION:
+            return choices
+        # 2. Drop steps one at a time while the same actions, replayed by name and
+        #    parameters, still reach the same invariant's violation.
+        labels = self.labels(choices)
+        deadline = t0 + SHRINK_BUDGET
+        improved = True
+        while improved and time.perf_counter() < deadline:
+            improved = False
+            for drop in range(len(labels) - 1, -1, -1):
+                if time.perf_counter() >= deadline:
+                    break
+                trial = labels[:drop] + labels[drop + 1 :]
+                got = self.replay_labels(choices[0], trial, found.prop)
+                if got is not None:
+                    choices, labels, improved = got, self.labels(got), True
+                    break
+        return choices
+
+    def labels(self, choices: list[int]) -> list[tuple[int, tuple[Any, ...]]]:
+        trace = replay_choices(self.model, choices)
+        return [(s.action_index or 0, s.params) for s in trace.steps[1:]]
+
+    def replay_labels(
+        self, init: int, labels: list[tuple[int, tuple[Any, ...]]], prop: str | None
+    ) -> list[int] | None:
+        """Choices taking ``labels`` from initial state ``init``, if each is enabled in
+        turn and the first violation on the way is ``prop``'s."""
+        model = self.model
+        state = model.initial_states()[init]
+        choices = [init]
+        try:
+            for want in labels:
+                bad = model.violated_invariant(state)
+                if bad is not None:
+                    return choices if bad == prop else None
+                if not model.within(state):
+                    return None
+                for k, (ai, params, nxt) in enumerate(model.successors(state)):
+                    if (ai, params) == want:
+                        choices.append(k)
+                        state = nxt
+                        break
+                else:
+                    return None
+            return choices if model.violated_invariant(state) == prop else None
+        except EvaluationError:
+            return None

@@ -1,0 +1,235 @@
+"""Random simulation: deterministic per seed, finds the seeds' violations (safety,
+deadlock, liveness lassos), never reports one where the exhaustive check proves the
+property, shortens what it finds, and stops like a run (exit 3, partial figures)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker import CompiledSpec, Options
+from checker import run as check
+from checker.loader import load_spec_class
+from checker.result import Result, Verdict
+from checker.simulate import SimulationOptions, simulate
+from checker.trace import replay_choices
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+MCHECK = [sys.executable, "-m", "checker"]
+
+
+def _model(spec: str, variant: str | None = None, properties: Any = None, **consts: Any) -> Any:
+    return CompiledSpec(load_spec_class(spec)(variant=variant, **consts), properties=properties)
+
+
+def _sim(model: Any, **opts: Any) -> Result:
+    return simulate(model, SimulationOptions(**opts))
+
+
+def _signature(r: Result) -> tuple[Any, ...]:
+    s = r.simulation
+    return (
+        r.verdict,
+        r.violated,
+        tuple(r.trace.labels()) if r.trace else None,
+        s.behaviours,
+        s.states,
+        s.generated,
+        s.deepest,
+        tuple(s.action_generated),
+        tuple(s.action_taken),
+        s.behaviour,
+        s.found_length,
+    )
+
+
+def test_deterministic_per_seed() -> None:
+    runs = {seed: _sim(_model("raft"), seed=seed, traces=10) for seed in (0, 1)}
+    again = _sim(_model("raft"), seed=0, traces=10)
+    assert _signature(again) == _signature(runs[0])
+    assert _signature(runs[1]) != _signature(runs[0])
+    # In a fresh interpreter (another hash seed) too.
+    code = (
+        "from checker.simulate import simulate, SimulationOptions;"
+        "from checker import CompiledSpec;from checker.loader import load_spec_class;"
+        "r=simulate(CompiledSpec(load_spec_class('raft')()),SimulationOptions(seed=0,traces=10));"
+        "print(r.simulation.states, r.simulation.generated, r.simulation.action_taken)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    s = again.simulation
+    assert out.stdout.strip().split(None, 2) == [
+        str(s.states),
+        str(s.generated),
+        str(s.action_taken),
+    ]
+
+
+def _assert_real_violation(model: Any, r: Result, prop: str) -> None:
+    assert r.verdict is Verdict.VIOLATION and r.violated == prop and r.trace is not None
+    states = r.trace.states()
+    # A real behaviour: rebuilt from the initial state by the recorded actions.
+    assert states[0] in model.initial_states()
+    for before, step in zip(states, r.trace.steps[1:], strict=False):
+        assert step.state in [t for _, _, t in model.successors(before)]
+    assert all(model.violated_invariant(s) is None for s in states[:-1])
+    assert model.violated_invariant(states[-1]) == prop
+
+
+def test_finds_die_hard_and_shortens_it() -> None:
+    model = _model("die_hard")
+    r = _sim(model, seed=0, traces=1000)
+    _assert_real_violation(model, r, "BigJugNotFour")
+    assert r.trace is not None and r.simulation.found_length is not None
+    shortest = check(model, Options()).trace
+    assert shortest is not None
+    assert shortest.length <= r.trace.length <= r.simulation.found_length
+    assert r.trace.length < r.simulation.found_length  # seed 0 finds a 13-action one
+    assert any("not necessarily the shortest" in w for w in r.warnings)
+    raw = _sim(model, seed=0, traces=1000, shrink=False)
+    assert raw.trace is not None and raw.trace.length == r.simulation.found_length
+
+
+@pytest.mark.parametrize(
+    ("spec", "variant", "prop", "consts"),
+    [
+        ("ratis_heartbeat_match_index", "bug", "MatchIndexSound", {}),
+        ("scm_install_snapshot_leader_change", "bug", "NoStuckInstallInProgress", {}),
+        ("om_leader_ready_before_apply", "bug", "NoStaleWriteRejection", {}),
+    ],
+)
+def test_finds_seed_bugs(spec: str, variant: str, prop: str, consts: dict[str, Any]) -> None:
+    model = _model(spec, variant, [prop], **consts)
+    r = _sim(model, seed=0, timeout=60)
+    _assert_real_violation(model, r, prop)
+
+
+def test_the_fix_is_not_reported() -> None:
+    model = _model("ratis_heartbeat_match_index", "fix", ["MatchIndexSound"])
+    r = _sim(model, seed=0, traces=200)
+    assert r.verdict is Verdict.INCOMPLETE and r.exit_code == 3
+    assert "200 random behaviours, no violation (not exhaustive)" in (r.reason or "")
+
+
+def test_successors_outside_the_constraint_are_checked() -> None:
+    # As in a run: x = 3 is outside the constraint x <= 2, generated and checked.
+    model = CompiledSpec(load_spec_class(str(FIXTURES / "constraint_counter.py"))())
+    r = _sim(model, seed=0, traces=1)
+    assert r.verdict is Verdict.VIOLATION and r.violated == "NotThree"
+    assert r.trace is not None and r.trace.length == 3
+
+
+def test_deadlock_and_no_deadlock() -> None:
+    cls = load_spec_class(str(FIXTURES / "deadlocking.py"))
+    r = _sim(CompiledSpec(cls()), seed=0, traces=5)
+    assert r.verdict is Verdict.DEADLOCK and r.trace is not None and r.trace.length == 4
+    r = _sim(CompiledSpec(cls()), seed=0, traces=5, deadlock=False)
+    assert r.verdict is Verdict.INCOMPLETE and r.simulation.behaviours == 5
+
+
+def _assert_lasso(model: Any, r: Result, prop: str) -> None:
+    assert r.verdict is Verdict.VIOLATION and r.liveness and r.violated == prop
+    assert r.exit_code == 13 and r.trace is not None and r.trace.loop is not None
+    states = r.trace.states()
+    assert states[r.trace.loop] == states[-1]
+    replay_choices(model, _choices(model, r))
+
+
+def _choices(model: Any, r: Result) -> list[int]:
+    # The trace's steps as successor indices (replay_choices checks they exist).
+    assert r.trace is not None
+    states = r.trace.states()
+    out = [model.initial_states().index(states[0])]
+    for before, after in itertools.pairwise(states):
+        out.append([t for _, _, t in model.successors(before)].index(after))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("spec", "variant", "prop"),
+    [
+        ("scm_new_leader_dn_server_start", "mutant_never_start_leader", "DNServerEventuallyStarts"),
+        ("ratis_empty_snapshot_index_default", "bug", "FollowerEventuallyCatchesUp"),
+        ("ratis_heartbeat_match_index", "bug", "FollowersEventuallyMatchLeader"),
+    ],
+)
+def test_finds_liveness_violations_on_lassos(spec: str, variant: str, prop: str) -> None:
+    consts = {"MaxMsgs": 1} if spec == "ratis_heartbeat_match_index" else {}
+    model = _model(spec, variant, [prop], **consts)
+    r = _sim(model, seed=0, timeout=60)
+    _assert_lasso(model, r, prop)
+
+
+@pytest.mark.parametrize(
+    ("spec", "variant", "prop", "consts"),
+    [
+        ("ratis_empty_snapshot_index_default", "fix", "FollowerEventuallyCatchesUp", {}),
+        ("scm_new_leader_dn_server_start", "fix", "DNServerEventuallyStarts", {}),
+        ("ratis_heartbeat_match_index", "fix", "FollowersEventuallyMatchLeader", {"MaxMsgs": 1}),
+    ],
+)
+def test_no_false_lasso_where_the_property_holds(
+    spec: str, variant: str, prop: str, consts: dict[str, Any]
+) -> None:
+    """Soundness against the exhaustive checker: where the fair-cycle search proves
+    the property, no simulated lasso violates it."""
+    model = _model(spec, variant, [prop], **consts)
+    assert check(model, Options(symmetry=False)).verdict is Verdict.OK
+    for seed in range(2):
+        r = _sim(model, seed=seed, traces=20)
+        assert r.verdict is Verdict.INCOMPLETE, (seed, r.trace and r.trace.labels())
+
+
+def test_spec_error_is_reported_with_its_trace() -> None:
+    cls = load_spec_class(str(FIXTURES / "raising.py"))
+    r = _sim(CompiledSpec(cls(variant="action")), seed=0, traces=3)
+    assert r.verdict is Verdict.ERROR and r.error is not None
+    assert "Step raised ZeroDivisionError" in (r.reason or "")
+    assert r.trace is not None and r.trace.steps[-1].state == 3
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MCHECK, "simulate", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_violation_json_and_saved_trace(tmp_path: Path) -> None:
+    out = tmp_path / "t.itf.json"
+    proc = _cli("die_hard", "--seed", "3", "--json", "--trace-out", str(out))
+    assert proc.returncode == 12, proc.stderr
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data["result"] == "violation" and data["strategy"] == "simulate"
+    assert data["simulation"]["seed"] == 3 and data["simulation"]["behaviours"] >= 1
+    assert data["trace_file"] == str(out) and out.is_file()
+    shown = subprocess.run(
+        [*MCHECK, "replay", "die_hard", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stdout
+
+
+def test_cli_limits_are_incomplete_and_bad_options_refused() -> None:
+    proc = _cli("raft", "--timeout", "1")
+    assert proc.returncode == 3
+    assert "INCOMPLETE (timeout 1.0s reached)" in proc.stdout
+    assert "behaviours" in proc.stdout
+    proc = _cli("raft", "--traces", "5", "--json")
+    assert proc.returncode == 3
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["simulation"]["behaviours"] == 5
+    proc = _cli("raft", "--depth", "0")
+    assert proc.returncode == 2
+    proc = _cli("raft", "--property", "NoSuchThing", "--traces", "1")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
