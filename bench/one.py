@@ -63,12 +63,18 @@ def main(argv: list[str]) -> None:
     t0 = time.perf_counter()
     result = check_spec(
         instance,
-        Options(symmetry=job.get("symmetry", False), workers=job.get("workers", 1), deadlock=False),
+        Options(
+            symmetry=job.get("symmetry", False),
+            workers=job.get("workers", 1),
+            cluster=job.get("cluster"),
+            deadlock=False,
+        ),
         properties=job.get("invariants") or None,
     )
     secs = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # With --workers the states live in the worker processes: report the largest.
+    # With --workers (or a local cluster) the states live in the worker processes:
+    # report the largest.
     worker_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     out: dict[str, Any] = {
         "result": result.verdict.value,

@@ -278,6 +278,12 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     help="Worker processes (breadth-first; same results as one).",
 )
 @click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Explore on a dask.distributed cluster: a scheduler address (tcp://host:8786) "
+    "or local:N (N worker processes on 127.0.0.1); same results as one process.",
+)
+@click.option(
     "--no-cache",
     is_flag=True,
     help="Run every action directly (no cached outcomes): slower, for cross-checking.",
@@ -304,6 +310,7 @@ def run(
     timeout: float | None,
     properties: tuple[str, ...],
     workers: int,
+    cluster: str | None,
     no_cache: bool,
     checkpoint_dir: str | None,
     checkpoint_every: float,
@@ -324,6 +331,7 @@ def run(
         max_depth=max_depth,
         timeout=timeout,
         workers=workers,
+        cluster=cluster,
         cache=not no_cache,
         checkpoint=checkpoint_dir,
         checkpoint_every=checkpoint_every,

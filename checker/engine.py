@@ -70,6 +70,8 @@ class Options:
     resume: bool = False
     #: What the command line was given (recorded in a checkpoint for ``mcheck resume``).
     origin: dict[str, Any] = field(default_factory=dict)
+    #: A dask.distributed scheduler address, or ``local:N`` (see checker.cluster).
+    cluster: str | None = None
 
     def validate(self) -> None:
         """Refuse options that do not make sense, loudly (never ignore one)."""
@@ -90,6 +92,16 @@ class Options:
                 "--checkpoint works with one process: the workers' frontiers are not "
                 "gathered; drop --workers"
             )
+        if self.cluster is not None:
+            from checker.cluster import parse_cluster
+
+            parse_cluster(self.cluster)
+            if self.workers > 1:
+                raise ConfigError("--cluster explores on the cluster's workers: drop --workers")
+            if self.strategy != "bfs":
+                raise ConfigError("--cluster explores breadth-first only; drop --strategy dfs")
+            if self.checkpoint is not None:
+                raise ConfigError("--checkpoint works with one process: drop --cluster")
         if self.resume and self.checkpoint is None:
             raise ConfigError("resuming needs the checkpoint folder")
         if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every > 0):

@@ -78,9 +78,10 @@ def _run(model: Model, options: Options | None) -> Result:
     warnings: list[str] = []
     liveness = bool(model.temporal)
     symmetric = opts.symmetry and len(model.renamings) > 1
-    if liveness and opts.workers > 1:
+    if liveness and (opts.workers > 1 or opts.cluster is not None):
+        how = "--cluster" if opts.cluster is not None else "--workers"
         raise ConfigError(
-            "temporal properties are checked in one process: drop --workers, or select "
+            f"temporal properties are checked in one process: drop {how}, or select "
             "only invariants with --property"
         )
     deadlock = model.check_deadlock if opts.deadlock is None else opts.deadlock
@@ -215,10 +216,14 @@ def _explore(
     while True:
         recorder = GraphRecorder(model) if graph else None
         try:
-            if opts.workers > 1:
+            if opts.cluster is not None:
+                from checker.cluster import ClusterBackend
+
+                backend: Any = ClusterBackend(model, renamings, deadlock, opts, fast)
+            elif opts.workers > 1:
                 from checker.parallel import WorkerBackend
 
-                backend: Any = WorkerBackend(model, renamings, deadlock, opts, fast)
+                backend = WorkerBackend(model, renamings, deadlock, opts, fast)
             else:
                 expansion = make_expansion(model, renamings, deadlock, **fast)
                 backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)

@@ -1,0 +1,124 @@
+"""--cluster: a dask.distributed LocalCluster of 2 processes on 127.0.0.1 gives exactly
+one process's figures and counterexample; a worker lost mid-run makes the run
+incomplete; options that cannot work there are refused."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker import CompiledSpec, Options
+from checker import run as check
+from checker.loader import load_spec_class
+from checker.result import Verdict
+from tests.seed_helpers import figures
+
+distributed = pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
+MCHECK = [sys.executable, "-m", "checker"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """One LocalCluster for the module (starting one takes about two seconds)."""
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as lc:
+        yield lc
+
+
+def _model(spec: str, variant: str | None = None, properties: Any = None, **c: Any) -> Any:
+    return CompiledSpec(load_spec_class(spec)(variant=variant, **c), properties=properties)
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_cluster_equals_one_process(cluster: Any, symmetry: bool) -> None:
+    model = _model("raft", Server="2")
+    alone = check(model, Options(symmetry=symmetry))
+    spread = check(model, Options(symmetry=symmetry, cluster=cluster.scheduler_address))
+    assert alone.verdict is Verdict.OK
+    # TLC's counts for 2 servers: 1,760 states, 889 symmetric orbits (the gate's rows).
+    assert alone.stats.distinct == (889 if symmetry else 1760)
+    assert figures(spread, per_action=True) == figures(alone, per_action=True)
+
+
+def test_cluster_finds_the_same_counterexample(cluster: Any) -> None:
+    model = _model("ratis_heartbeat_match_index", "bug", ["MatchIndexSound"])
+    alone = check(model, Options())
+    spread = check(model, Options(cluster=cluster.scheduler_address))
+    assert alone.verdict is Verdict.VIOLATION and alone.trace is not None
+    assert spread.trace is not None
+    assert figures(spread, per_action=True) == figures(alone, per_action=True)
+    assert spread.trace.states() == alone.trace.states()
+
+
+def test_cluster_limits_are_incomplete(cluster: Any) -> None:
+    model = _model("raft", Server="2")
+    alone = check(model, Options(symmetry=False, max_states=500))
+    spread = check(
+        model, Options(symmetry=False, max_states=500, cluster=cluster.scheduler_address)
+    )
+    assert spread.verdict is Verdict.INCOMPLETE and spread.reason == "max-states 500 reached"
+    assert figures(spread, per_action=True) == figures(alone, per_action=True)
+
+
+def test_cli_local_cluster() -> None:
+    proc = subprocess.run(
+        [*MCHECK, "run", "raft", "--const", "Server=2", "--no-symmetry", "--cluster", "local:2",
+         "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (data["distinct_states"], data["depth"]) == (1760, 28)
+
+
+def test_a_lost_worker_makes_the_run_incomplete(cluster: Any) -> None:
+    with distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+    proc = subprocess.Popen(
+        [*MCHECK, "run", "raft", "--const", "MaxLogLen=0", "--no-symmetry",
+         "--cluster", cluster.scheduler_address],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(4.0)
+    os.kill(next(iter(pids.values())), signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, (out, err)
+    assert "INCOMPLETE (a cluster worker was lost" in out, out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--workers", "2"], "drop --workers"),
+        (["--strategy", "dfs"], "breadth-first only"),
+        (["--checkpoint", "/nonexistent/ck"], "--checkpoint works with one process"),
+        (["--property", "FollowersEventuallyMatchLeader"], "drop --cluster"),
+        ([], "needs a worker count"),
+    ],
+)
+def test_cluster_refuses_what_cannot_work(args: list[str], message: str) -> None:
+    where = "local:0" if not args else "local:2"
+    proc = subprocess.run(
+        [*MCHECK, "run", "ratis_heartbeat_match_index", "--cluster", where, *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
