@@ -518,6 +518,105 @@ def simulate(
     )
 
 
+@main.command(name="validate")
+@click.argument("spec")
+@click.argument("log", type=click.Path(dir_okay=False))
+@click.option("--variant", help="Which variant of the spec (default: the spec's).")
+@CONST_OPTION
+@click.option(
+    "--map",
+    "mapping",
+    metavar="MODULE",
+    help="A module (.py file or name) whose MAPPING maps the log's events to actions "
+    "(default: the spec's log_mapping, else event name = action name).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "ndjson", "itf", "ratis-log"]),
+    default="auto",
+    show_default=True,
+    help="NDJSON events, an mcheck ITF trace, or a Ratis/Ozone text log (auto: by name).",
+)
+@click.option("--max-states", type=click.IntRange(min=1), help="Stop after examining this many.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    help="Seconds before stopping.",
+)
+@click.option("--no-color", is_flag=True, help="Plain text output.")
+@guarded
+def validate_cmd(
+    spec: str,
+    log: str,
+    variant: str | None,
+    consts: tuple[str, ...],
+    mapping: str | None,
+    fmt: str,
+    max_states: int | None,
+    timeout: float | None,
+    no_color: bool,
+) -> None:
+    """Is LOG (an implementation's events) a behaviour of SPEC?  Exit 0 with the
+    matching behaviour aligned with the log's lines, 1 naming the first event no
+    behaviour matches (and what disagreed), 2 for a malformed log, 3 if a limit or
+    Ctrl-C came first."""
+    from checker.validate import LogError, Validator, mapping_of, read_log
+
+    instance = build_spec(spec, variant, consts)
+    model = CompiledSpec(instance, properties=["none"], symmetry=False)
+    path = Path(log)
+    try:
+        events = read_log(path, fmt, type(instance))
+        # An ITF trace names actions and full states: the spec's log mapping is for logs.
+        is_itf = fmt == "itf" or (fmt == "auto" and path.name.endswith(".itf.json"))
+        rules = None if is_itf and mapping is None else mapping_of(type(instance), mapping)
+        outcome = Validator(model, rules, max_states=max_states, timeout=timeout).run(events)
+    except LogError as exc:
+        _fail(f"malformed log: {exc}")
+    console = _console(no_color)
+    console.print(_header(model.name, instance.variant, instance.constant_values, "validate"))
+    if outcome.incomplete is not None:
+        console.print(
+            Text(
+                f"INCOMPLETE ({outcome.incomplete}): {outcome.events} of {len(events)} events "
+                f"matched so far, {outcome.states:,} states examined; not a verdict.",
+                style="bold yellow",
+            )
+        )
+        sys.exit(ExitCode.INCOMPLETE)
+    if outcome.ok:
+        assert outcome.trace is not None
+        render_trace(outcome.trace, console, title=f"behaviour matching {log}:")
+        console.print(
+            Text(
+                f"OK: all {len(events)} events of {log} are a behaviour of {model.name} "
+                f"({instance.variant}); {outcome.states:,} states examined.",
+                style="bold green",
+            ),
+            soft_wrap=True,
+        )
+        sys.exit(0)
+    ev = outcome.failed
+    assert ev is not None
+    console.print(
+        Text(
+            f"NOT A BEHAVIOUR: line {ev.line} ({ev.name}"
+            + (f" {ev.params}" if ev.params else "")
+            + f") matches no behaviour of {model.name} ({instance.variant}) after "
+            f"{outcome.events} matched event{'' if outcome.events == 1 else 's'}: "
+            f"{outcome.reason}.",
+            style="bold red",
+        ),
+        soft_wrap=True,
+    )
+    if ev.text:
+        console.print(Text(f"  line {ev.line}: {ev.text}"), soft_wrap=True)
+    for i, cand in enumerate(outcome.candidates, start=1):
+        console.print(Text(f"  candidate state {i}: {show(cand)}"), soft_wrap=True)
+    sys.exit(1)
+
+
 def _check_and_report(
     console: Console,
     spec: str,

@@ -526,7 +526,9 @@ def invariant_location(spec: str, prop: str | None) -> tuple[str, int]:
             source, first = inspect.getsourcelines(predicate)
             defs = [i for i, text in enumerate(source) if text.lstrip().startswith("def ")]
             line = first + (defs[0] if defs else 0)
-    return _shown(file), line
+    # The file itself, not a link to it (mcheck_shipped/specs is the specs/ folder):
+    # an annotation must name the path the repository has.
+    return _shown(os.path.realpath(file)), line
 
 
 def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:

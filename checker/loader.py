@@ -59,7 +59,7 @@ def project_spec_dirs(cwd: Path | None = None) -> list[Path]:
 
 
 def _shipped_dir() -> Path:
-    import specs
+    from mcheck_shipped import specs
 
     return Path(next(iter(specs.__path__))).resolve()
 
@@ -86,8 +86,12 @@ def load_module(target: str) -> ModuleType:
             return _import_file(path)
         own = None if "." in target else _project_spec(target)
         if own is not None:
+            # The project's own packages (its invariants/, say) import from its root.
+            root = str(Path.cwd().resolve())
+            if root not in sys.path:
+                sys.path.insert(0, root)
             return _import_file(own)
-        modname = target if "." in target else f"specs.{target}"
+        modname = target if "." in target else f"mcheck_shipped.specs.{target}"
         try:
             return importlib.import_module(modname)
         except ModuleNotFoundError as exc:
@@ -136,7 +140,7 @@ def load_spec_class(target: str) -> type[Spec]:
 def available_specs() -> list[str]:
     """Names of the specs ``mcheck run NAME`` finds: the project's own (see
     :func:`project_spec_dirs`) and the shipped ones under ``specs/``."""
-    import specs
+    from mcheck_shipped import specs
 
     names = set()
     for info in pkgutil.iter_modules(specs.__path__):

@@ -27,7 +27,7 @@ from immutables import Map
 
 from checker import Spec, action, in_order, invariant, model_values, named_values
 from checker.values import ModelValue, put
-from invariants.raft import committed_logs_agree, election_safety
+from mcheck_shipped.invariants.raft import committed_logs_agree, election_safety
 
 ServerId = ModelValue
 

@@ -34,8 +34,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from checker import Spec, action, eventually, in_order, invariant, named_values
+from checker.validate import LogMapping, On
 from checker.values import ModelValue
-from invariants.ratis import match_index_sound
+from mcheck_shipped.invariants.ratis import match_index_sound
 
 SERVERS = named_values(["L", "F"], "Server")
 L, F = SERVERS
@@ -142,6 +143,27 @@ class RatisEmptySnapshotIndexDefault(Spec):
     START: int
     SNAP_L: int
 
+    # How F's and L's Ratis log lines (mcheck validate --format ratis-log) map to the
+    # model: receiving the notification is HandleNotify for L's first available index;
+    # "snapshotIndex is" and the reply are what F computed and answered in that step;
+    # setSnapshotIndex is HandleInstallReply.  The leader's sends and the append
+    # exchange are not logged at INFO: up to two of them happen silently.
+    log_mapping = LogMapping(
+        events={
+            "receiveInstallSnapshotNotification": On(
+                actions=("HandleNotify",), where=lambda ev, params: params[0].first == ev["first"]
+            ),
+            "snapshotIndex": On(
+                state={"snapshotIndex": lambda spec, s: spec.reported_snapshot_index(s)}
+            ),
+            "replyInstallSnapshot": On(state={"result": lambda spec, s: spec.install_reply(s)}),
+            "matchIndexSet": On(actions=("HandleInstallReply",), state={"new": "matchIndex"}),
+            "nextIndexSet": On(state={"new": "nextIndex"}),
+        },
+        silent=("SendNotify", "SendAppend", "HandleAppend", "HandleAppendReply"),
+        max_silent=2,
+    )
+
     def init(self) -> list[EmptySnapshotState]:
         """L has entries START..LAST; new follower F is empty (no snapshot)."""
         return [
@@ -165,6 +187,16 @@ class RatisEmptySnapshotIndexDefault(Spec):
         """ServerState.getSnapshotIndex(): the default for "none" is the bug."""
         none = 0 if self.variant == "bug" else -1
         return max(none, s.fInstalled)
+
+    def reported_snapshot_index(self, s: EmptySnapshotState) -> int:
+        """What F logs as "StateMachine snapshotIndex is": its snapshot index."""
+        return self.snap_idx(s)
+
+    @staticmethod
+    def install_reply(s: EmptySnapshotState) -> str | None:
+        """The result of F's answer in flight to a notification (None: none)."""
+        got = [m.result for m in s.net if isinstance(m, InstallReply)]
+        return got[0] if len(got) == 1 else None
 
     def next_idx(self, s: EmptySnapshotState) -> int:
         """ServerState.getNextIndex() = max(log next index, snapshot index + 1)."""

@@ -67,8 +67,8 @@ from immutables import Map
 
 from checker import ConfigError, Spec, action, in_order, invariant, leads_to, model_values
 from checker.values import ModelValue, put
-from invariants.raft import committed_logs_agree
-from invariants.ratis import match_index_sound, next_index_for_inconsistency
+from mcheck_shipped.invariants.raft import committed_logs_agree
+from mcheck_shipped.invariants.ratis import match_index_sound, next_index_for_inconsistency
 
 FOLLOWER, CANDIDATE, LEADER = "Follower", "Candidate", "Leader"
 SUCCESS, INCONSISTENCY, NOT_LEADER = "SUCCESS", "INCONSISTENCY", "NOT_LEADER"

@@ -68,7 +68,10 @@ from immutables import Map
 
 from checker import ConfigError, Spec, action, eventually, in_order, invariant, named_values
 from checker.values import ModelValue, put
-from invariants.ratis import next_index_for_inconsistency, no_stuck_install_in_progress
+from mcheck_shipped.invariants.ratis import (
+    next_index_for_inconsistency,
+    no_stuck_install_in_progress,
+)
 
 SCMS = named_values(["L1", "L2", "F"], "SCM")
 L1, L2, F = SCMS

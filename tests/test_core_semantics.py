@@ -76,7 +76,7 @@ def test_unsound_symmetry_is_refused() -> None:
 
 
 def _raft_small() -> Spec:
-    from specs.raft import Raft
+    from mcheck_shipped.specs.raft import Raft
 
     return Raft(Server="2", MaxTerm=1, MaxLogLen=0)
 

@@ -16,7 +16,7 @@ from checker.fingerprint import StateFingerprinter, encode, fingerprint
 from checker.model import CompiledSpec
 from checker.symmetry import permute, renamings
 from checker.values import ModelValue, model_values
-from specs.raft import Raft
+from mcheck_shipped.specs.raft import Raft
 
 S = model_values("s", 3, group="Server")
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def test_fingerprints_do_not_depend_on_the_hash_salt() -> None:
     code = (
         "from checker.fingerprint import fingerprint\n"
         "from checker.model import CompiledSpec\n"
-        "from specs.raft import Raft\n"
+        "from mcheck_shipped.specs.raft import Raft\n"
         "m = CompiledSpec(Raft())\n"
         "s = m.initial_states()[0]\n"
         "t = m.successors(s)[3][2]\n"

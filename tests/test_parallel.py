@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from checker import Options, check_spec
 from checker import run as check
 from checker.result import Verdict
-from specs.die_hard import DieHard
-from specs.raft import Raft
-from specs.two_phase import TwoPhase
+from mcheck_shipped.specs.die_hard import DieHard
+from mcheck_shipped.specs.raft import Raft
+from mcheck_shipped.specs.two_phase import TwoPhase
 from tests.seed_helpers import figures
 from tests.test_explore_properties import graphs
 from tests.toy_models import GraphModel

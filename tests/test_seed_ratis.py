@@ -150,12 +150,8 @@ def test_ratis_2605_fix_only_with_a_previous_entry_is_caught() -> None:
     assert r.verdict is Verdict.OK
 
 
-@pytest.mark.slow
-def test_ratis_2605_fix_holds_at_the_defaults() -> None:
-    # The safety invariants; the gate's "RATIS-2605 fix" row checks liveness as well.
-    r, _ = run(HB, "fix", invariants=HB_SAFETY)
-    assert r.verdict is Verdict.OK
-    assert r.stats.distinct == 80227
+# The fix at the defaults (80,227 states, every property) is the gate's "RATIS-2605
+# fix" row: CI runs it after the tests, so the suite does not run it twice.
 
 
 def test_ratis_2605_fix_holds_with_one_message_in_flight() -> None:

@@ -8,9 +8,9 @@ import pytest
 
 from checker import CompiledSpec, Options, check_spec
 from checker.result import Verdict
-from specs.die_hard import DieHard
-from specs.raft import Raft
-from specs.two_phase import TwoPhase
+from mcheck_shipped.specs.die_hard import DieHard
+from mcheck_shipped.specs.raft import Raft
+from mcheck_shipped.specs.two_phase import TwoPhase
 
 
 def test_die_hard_shortest_counterexample_is_the_puzzle_solution() -> None:

@@ -23,10 +23,10 @@ import networkx as nx
 from checker import CompiledSpec, Options, check_spec
 from checker.graph import state_graph
 from checker.result import Verdict
-from specs.chameneos import Chameneos
-from specs.ewd840 import BLACK, EWD840
-from specs.tcommit import TCommit
-from specs.token_ring import TokenRing
+from mcheck_shipped.specs.chameneos import Chameneos
+from mcheck_shipped.specs.ewd840 import BLACK, EWD840
+from mcheck_shipped.specs.tcommit import TCommit
+from mcheck_shipped.specs.token_ring import TokenRing
 
 
 def _bfs_depth(spec: Any) -> int:

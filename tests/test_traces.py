@@ -28,7 +28,7 @@ from checker.timeline import render_timeline, step_changes
 from checker.tracefile import save_trace, timeline_of_itf, timeline_of_run
 from checker.values import model_values
 from checker.viewer import Viewer
-from specs.raft import Raft
+from mcheck_shipped.specs.raft import Raft
 
 S = model_values("s", 3, group="Server")
 

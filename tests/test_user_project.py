@@ -85,3 +85,49 @@ def test_odd_names_do_not_reach_into_project_files(tmp_path: Path, name: str) ->
     _project(tmp_path, "specs", "ok")
     r = _mcheck(tmp_path, "run", name)
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+OWN_INVARIANTS_SPEC = """
+from checker import Spec, action, invariant
+
+from invariants.bounds import below_three  # the project's own invariants package
+
+
+class Bounded(Spec):
+    def init(self):
+        return [0]
+
+    @action
+    def Inc(self, s):
+        return s + 1 if s < 5 else None
+
+    @invariant
+    def BelowThree(self, s):
+        return below_three(s)
+"""
+
+
+def test_project_packages_named_specs_and_invariants_do_not_collide(tmp_path: Path) -> None:
+    """The shipped specs and invariants install as mcheck_shipped.*: a project's own
+    `specs` and `invariants` packages import as themselves, and shipped specs still
+    find their own invariants beside them."""
+    for pkg in ("specs", "invariants"):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "invariants" / "bounds.py").write_text("def below_three(s):\n    return s < 3\n")
+    (tmp_path / "specs" / "bounded.py").write_text(OWN_INVARIANTS_SPEC)
+    r = _mcheck(tmp_path, "run", "bounded", "--json")
+    assert r.returncode == 12, r.stdout + r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["property"] == "BelowThree"
+    r = _mcheck(tmp_path, "run", "raft", "--const", "Server=2", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["distinct_states"] == 889
+    # Nothing named specs or invariants is installed.
+    probe = subprocess.run(
+        [sys.executable, "-c", "import importlib.util as u; print(u.find_spec('invariants'))"],
+        cwd=tmp_path.parent,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert probe.stdout.strip() == "None", probe.stdout + probe.stderr
