@@ -39,7 +39,8 @@ def test_workers_equal_one_on_shipped_specs() -> None:
         (Raft(Server="2", MaxTerm=2, MaxLogLen=1), True),
     ):
         one = check_spec(spec, Options(symmetry=sym))
-        for workers in (2, 3):
+        # Three workers once (an odd split), two for the rest: each run starts processes.
+        for workers in (2, 3) if isinstance(spec, Raft) and sym else (2,):
             many = check_spec(spec, Options(symmetry=sym, workers=workers))
             assert figures(one) == figures(many)
     r = check_spec(Raft(Server="2", MaxTerm=2, MaxLogLen=1), Options(symmetry=False, workers=2))
