@@ -324,6 +324,7 @@ class Validator:
         return On(actions=(ev.name,))
 
     def fp(self, state: Any) -> int:
+        """A state's fingerprint (no symmetry: the log names real nodes)."""
         return self.fpr.initial(self.model.variables(state))[0]
 
     def disagreements(self, ev: LogEvent, rule: On, state: Any) -> list[tuple[str, Any, Any]]:
