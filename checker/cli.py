@@ -348,18 +348,7 @@ def run(
             "no_cache": no_cache,
         },
     )
-    how = strategy + (", symmetry" if model.symmetric and not model.temporal else "")
-    _check_and_report(
-        console,
-        spec,
-        instance,
-        model,
-        lambda progress: run_model(model, replace(opts, progress=progress)),
-        how,
-        trace_out,
-        picture,
-        as_json,
-    )
+    _run_and_report(console, spec, instance, model, opts, "", trace_out, picture, as_json)
 
 
 @main.command()
@@ -421,18 +410,8 @@ def resume(
         resume=True,
         origin=origin,
     )
-    how = f"resumed, {opts.strategy}" + (", symmetry" if model.symmetric else "")
-    _check_and_report(
-        _console(no_color),
-        spec,
-        instance,
-        model,
-        lambda progress: run_model(model, replace(opts, progress=progress)),
-        how,
-        trace_out,
-        picture,
-        as_json,
-    )
+    console = _console(no_color)
+    _run_and_report(console, spec, instance, model, opts, "resumed, ", trace_out, picture, as_json)
 
 
 @main.command()
@@ -615,6 +594,32 @@ def validate_cmd(
     for i, cand in enumerate(outcome.candidates, start=1):
         console.print(Text(f"  candidate state {i}: {show(cand)}"), soft_wrap=True)
     sys.exit(1)
+
+
+def _run_and_report(
+    console: Console,
+    spec: str,
+    instance: Spec,
+    model: CompiledSpec,
+    opts: Options,
+    prefix: str,
+    trace_out: str | None,
+    picture: str | None,
+    as_json: bool,
+) -> None:
+    """An exhaustive run (run, resume) reported by :func:`_check_and_report`."""
+    how = prefix + opts.strategy + (", symmetry" if model.symmetric and not model.temporal else "")
+    _check_and_report(
+        console,
+        spec,
+        instance,
+        model,
+        lambda progress: run_model(model, replace(opts, progress=progress)),
+        how,
+        trace_out,
+        picture,
+        as_json,
+    )
 
 
 def _check_and_report(
