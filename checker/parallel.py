@@ -102,6 +102,9 @@ def _worker(
     """One worker process: owns fingerprints ``fp % n == w`` and expands its states."""
     # Ctrl-C reaches the whole process group: the coordinator handles it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The coordinator's SIGTERM handler (inherited by the fork) turns SIGTERM into
+    # KeyboardInterrupt; a worker being terminated should just end, quietly.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for c in others:  # ends inherited from the fork that are not this worker's
         with contextlib.suppress(OSError):
             c.close()
@@ -125,6 +128,12 @@ def _worker(
     except BaseException as exc:
         with contextlib.suppress(Exception):
             link.send(("failed", f"worker {w} failed: {type(exc).__name__}: {exc}"))
+    finally:
+        # Whatever is still queued for a peer is no longer wanted (the level is over or
+        # the run stopped); without this, exit blocks on a dead peer's full pipe.
+        for q in inboxes:
+            with contextlib.suppress(Exception):
+                q.cancel_join_thread()
 
 
 def _serve(
@@ -274,12 +283,16 @@ class WorkerBackend(LevelBackend):
             how = f"exit code {code}"
         return f"worker {w} died ({how}); the run is incomplete"
 
+    def _send(self, w: int, msg: Any) -> None:
+        """Send to worker ``w``; a worker that died (its pipe broken) ends the run incomplete."""
+        try:
+            self.conns[w].send(msg)
+        except OSError:  # BrokenPipeError, ConnectionResetError
+            raise WorkerLost(self._death(w)) from None
+
     def _send_all(self, msg: Any) -> None:
-        for w, c in enumerate(self.conns):
-            try:
-                c.send(msg)
-            except (BrokenPipeError, OSError):
-                raise WorkerLost(self._death(w)) from None
+        for w in range(len(self.conns)):
+            self._send(w, msg)
 
     def close(self) -> None:
         """Stop every worker; none may outlive the run."""
@@ -308,7 +321,7 @@ class WorkerBackend(LevelBackend):
     # -- the Backend protocol ------------------------------------------------------
     def _seed(self, seeds: list[list[tuple[int, Any, int]]]) -> None:
         for w in range(self.n):
-            self.conns[w].send(("seed", seeds[w]))
+            self._send(w, ("seed", seeds[w]))
         for w in range(self.n):
             self._recv(w)
 
@@ -322,13 +335,13 @@ class WorkerBackend(LevelBackend):
         checked = [self._recv(w)[1:] for w in range(n)]
 
         def balance(plans: list[list[tuple[int, int]]]) -> list[list[Key]]:
-            for c, plan in zip(self.conns, plans, strict=True):
-                c.send(("balance", plan))
+            for w, plan in enumerate(plans):
+                self._send(w, ("balance", plan))
             return [self._recv(w)[1] for w in range(n)]
 
         def number(ordinals: list[list[int]]) -> None:
-            for c, ords in zip(self.conns, ordinals, strict=True):
-                c.send(("ordinals", ords))
+            for w, ords in enumerate(ordinals):
+                self._send(w, ("ordinals", ords))
 
         def ask(key: Key) -> list[tuple[int, dict[int, int]]]:
             self._send_all(("count_before", key))
