@@ -24,6 +24,8 @@ import inspect
 import logging
 from typing import Any
 
+import numpy as np
+
 from checker.engine import ChunkResult, Key, Options, WorkerLost
 from checker.errors import ConfigError, MCheckError
 from checker.fast import CacheUnsound, LayoutChanged
@@ -225,11 +227,11 @@ class ClusterBackend(LevelBackend):
         won = self._all("own", [([(w, expanded[w][2][o]) for w in range(n)],) for o in range(n)])
         checked = self._all("check", [([won[o][w] for o in range(n)],) for w in range(n)])
 
-        def balance(plans: list[list[tuple[int, int]]]) -> list[list[Key]]:
+        def balance(plans: list[list[tuple[int, int]]]) -> list[tuple[np.ndarray, np.ndarray]]:
             shipped = self._all("ship", [(p,) for p in plans])
             return self._all("take", [([shipped[w][t] for w in range(n)],) for t in range(n)])
 
-        def number(ordinals: list[list[int]]) -> None:
+        def number(ordinals: list[np.ndarray]) -> None:
             self._all("number", [(o,) for o in ordinals])
 
         def ask(key: Key) -> list[tuple[int, dict[int, int]]]:

@@ -135,11 +135,51 @@ class NewState(NamedTuple):
     depth: int
 
 
+class NewColumns:
+    """A level's new states in key order as arrays, one per field of :class:`NewState`.
+
+    The distributed backends report a level this way: recording hundreds of thousands
+    of states one Python object at a time was most of the coordinator's share of a
+    level, during which every worker waits.
+    """
+
+    __slots__ = ("action", "choice", "depth", "fp", "parent")
+
+    def __init__(
+        self,
+        parent: np.ndarray,
+        choice: np.ndarray,
+        fp: np.ndarray,
+        action: np.ndarray,
+        depth: np.ndarray,
+    ) -> None:
+        self.parent = parent.astype(np.int64, copy=False)
+        self.choice = choice.astype(np.int64, copy=False)
+        self.fp = fp.astype(np.uint64, copy=False)
+        self.action = action.astype(np.int64, copy=False)
+        self.depth = depth.astype(np.int64, copy=False)
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def __iter__(self) -> Iterator[NewState]:
+        """The states one at a time (for a level cut by an event or a limit)."""
+        for p, c, f, a, d in zip(
+            self.parent.tolist(),
+            self.choice.tolist(),
+            self.fp.tolist(),
+            self.action.tolist(),
+            self.depth.tolist(),
+            strict=True,
+        ):
+            yield NewState((p, c), f, a, d)
+
+
 @dataclass
 class ChunkResult:
     """What a backend reports for one chunk of the frontier."""
 
-    new: list[NewState]
+    new: list[NewState] | NewColumns
     event: Event | None
     #: (states generated, generated per action index) up to ``key`` (None: all),
     #: counting whole action families as TLC does (``incrementStatesGenerated(sz)``
@@ -506,6 +546,7 @@ class LocalBackend:
         fset = self.fset
         max_depth = self.max_depth
         new = out.new
+        assert isinstance(new, list)  # one process reports states one by one
         old: list[bool] = []
         recent: set[int] = set()
         if fset is not None:
@@ -881,7 +922,15 @@ class Exploration:
         cut: Key | None = event.key if event is not None else None
         stop: Outcome | None = None
         event_ordinal = -1
-        for ns in chunk.new:
+        new = chunk.new
+        if (
+            isinstance(new, NewColumns)
+            and event is None
+            and (limit is None or stats.distinct + len(new) < limit)
+        ):
+            self._commit_columns(new)
+            new = []
+        for ns in new:
             if cut is not None and ns.key > cut:
                 break
             ordinal = self.table.record(ns.fp, ns.key[0], ns.key[1])
@@ -910,6 +959,19 @@ class Exploration:
         if event is None:
             return None
         return self._event_outcome(event, event_ordinal)
+
+    def _commit_columns(self, new: NewColumns) -> None:
+        """Record a whole level at once (no event, no limit inside it)."""
+        if not len(new):
+            return
+        stats = self.stats
+        self.table.extend(new.fp, new.parent, new.choice)
+        stats.distinct += len(new)
+        stats.depth = max(stats.depth, int(new.depth.max()))
+        acts = new.action[new.action >= 0]
+        per = np.bincount(acts, minlength=len(stats.action_distinct))
+        for ai, c in enumerate(per.tolist()):
+            stats.action_distinct[ai] += c
 
     def _event_outcome(self, event: Event, event_ordinal: int) -> Outcome:
         parent, k = event.key

@@ -34,6 +34,8 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+import numpy as np
+
 from checker.engine import (
     ChunkResult,
     Key,
@@ -334,12 +336,12 @@ class WorkerBackend(LevelBackend):
         act_gen = [sum(col) for col in zip(*(e[2] for e in expanded), strict=True)]
         checked = [self._recv(w)[1:] for w in range(n)]
 
-        def balance(plans: list[list[tuple[int, int]]]) -> list[list[Key]]:
+        def balance(plans: list[list[tuple[int, int]]]) -> list[tuple[np.ndarray, np.ndarray]]:
             for w, plan in enumerate(plans):
                 self._send(w, ("balance", plan))
             return [self._recv(w)[1] for w in range(n)]
 
-        def number(ordinals: list[list[int]]) -> None:
+        def number(ordinals: list[np.ndarray]) -> None:
             for w, ords in enumerate(ordinals):
                 self._send(w, ("ordinals", ords))
 

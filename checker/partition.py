@@ -19,15 +19,16 @@ So parent pointers, counts, depth and counterexamples equal those of one process
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from checker.engine import (
     ChunkResult,
     Event,
     Key,
-    NewState,
+    NewColumns,
     Options,
     _counter,
     make_expansion,
@@ -65,6 +66,9 @@ def event_of(summary: Any) -> Event | None:
 
 #: One candidate for the owner: (fingerprint, key).
 Candidate = tuple[int, Key]
+#: Kept states as arrays: parent ordinals, successor indices, fingerprints, actions,
+#: depths (in key order).
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class Partition:
@@ -159,9 +163,9 @@ class Partition:
                 visited.add(fp)
         return won
 
-    def check(self, won: list[list[int]]) -> tuple[list[tuple[Key, int, int, int]], Any, bool]:
-        """Phase 3: check the states won, in key order; (kept (key, fp, action, depth),
-        the earliest event as a summary, whether a state beyond --max-depth was cut)."""
+    def check(self, won: list[list[int]]) -> tuple[Columns, Any, bool]:
+        """Phase 3: check the states won, in key order; (kept as columns, the earliest
+        event as a summary, whether a state beyond --max-depth was cut)."""
         cands = self.cands
         winners = sorted((cands[fp][0], fp) for fps in won for fp in fps)
         kept: list[tuple[Key, int, Any, int, int]] = []
@@ -182,7 +186,7 @@ class Partition:
                 break
         self.cands = {}
         self.kept = kept
-        return [(k, fp, ai, nd) for k, fp, _h, ai, nd in kept], event_summary(first), truncated
+        return _columns(kept), event_summary(first), truncated
 
     def ship(self, plan: list[tuple[int, int]]) -> list[list[Any]]:
         """Phase 4a: the kept states to move, per target (as states: handles are this
@@ -194,18 +198,24 @@ class Partition:
         state = self.exp.state
         return [[(k, fp, state(h), ai, nd) for k, fp, h, ai, nd in part] for part in sends]
 
-    def take(self, parts: list[list[Any]]) -> list[Key]:
-        """Phase 4b: take the states shipped here; the keys of the kept states, sorted."""
+    def take(self, parts: list[list[Any]]) -> tuple[np.ndarray, np.ndarray]:
+        """Phase 4b: take the states shipped here; the keys of the kept states, sorted
+        (as the arrays of their parent ordinals and successor indices)."""
         for part in parts:
             for key, fp, t, ai, nd in part:
                 self.kept.append((tuple(key), fp, self.exp.handle_of(t), ai, nd))
         self.kept.sort(key=lambda e: e[0])
-        return [e[0] for e in self.kept]
+        keys = self.kept
+        return (
+            np.fromiter((e[0][0] for e in keys), np.int64, len(keys)),
+            np.fromiter((e[0][1] for e in keys), np.int64, len(keys)),
+        )
 
-    def number(self, ordinals: list[int]) -> None:
+    def number(self, ordinals: np.ndarray) -> None:
         """Phase 4c: the kept states, numbered, are the next frontier."""
         self.frontier = [
-            (o, h, nd) for o, (_k, _fp, h, _ai, nd) in zip(ordinals, self.kept, strict=True)
+            (o, h, nd)
+            for o, (_k, _fp, h, _ai, nd) in zip(ordinals.tolist(), self.kept, strict=True)
         ]
         self.kept = []
 
@@ -215,28 +225,49 @@ class Partition:
         return _counter(self.counts)(tuple(key))  # type: ignore[arg-type]
 
 
+def _columns(kept: list[tuple[Key, int, Any, int, int]]) -> Columns:
+    """Kept states (key, fp, handle, action, depth) as arrays: parent, choice, fp,
+    action, depth (a pipe or the network carries arrays as raw bytes)."""
+    m = len(kept)
+    return (
+        np.fromiter((e[0][0] for e in kept), np.int64, m),
+        np.fromiter((e[0][1] for e in kept), np.int64, m),
+        np.fromiter((e[1] for e in kept), np.uint64, m),
+        np.fromiter((e[3] for e in kept), np.int64, m),
+        np.fromiter((e[4] for e in kept), np.int64, m),
+    )
+
+
 def commit_level(
-    checked: list[tuple[list[tuple[Key, int, int, int]], Any, bool]],
-    balance: Callable[[list[list[tuple[int, int]]]], list[list[Key]]],
-    number: Callable[[list[list[int]]], None],
+    checked: list[tuple[Columns, Any, bool]],
+    balance: Callable[[list[list[tuple[int, int]]]], list[tuple[np.ndarray, np.ndarray]]],
+    number: Callable[[list[np.ndarray]], None],
     count: int,
-) -> tuple[list[NewState], Event | None, bool]:
+) -> tuple[NewColumns, Event | None, bool]:
     """The coordinator's half of a level after :meth:`Partition.check`: even out the
     kept states (``balance`` sends the plans and returns each worker's sorted keys),
     number them in key order from ``count`` (``number`` sends the ordinals), and
-    report the level's new states, earliest event and truncation."""
+    report the level's new states, earliest event and truncation.
+
+    All of it is array work: a level's states are sorted by key once (a lexsort), and
+    each worker's ordinals are the ranks of its keys in that order (a searchsorted).
+    """
     events = [ev for c in checked if (ev := event_of(c[1])) is not None]
     event = min(events, key=lambda e: e.key) if events else None
     truncated = any(c[2] for c in checked)
-    # (fp, action, depth) of every kept state, by its key.
-    info = {tuple(key): (fp, ai, nd) for c in checked for key, fp, ai, nd in c[0]}
-    keyed = balance(_balance([len(c[0]) for c in checked]))
-    merged = list(heapq.merge(*[[(tuple(k), w) for k in ks] for w, ks in enumerate(keyed)]))
-    ordinals: list[list[int]] = [[] for _ in checked]
-    for rank, (_key, w) in enumerate(merged):
-        ordinals[w].append(count + rank)
-    number(ordinals)
-    return [NewState(key, *info[key]) for key, _ in merged], event, truncated  # type: ignore[arg-type]
+    parent, choice, fp, action, depth = (
+        np.concatenate([c[0][i] for c in checked]) for i in range(5)
+    )
+    order = np.lexsort((choice, parent))
+    new = NewColumns(parent[order], choice[order], fp[order], action[order], depth[order])
+    keyed = balance(_balance([len(c[0][0]) for c in checked]))
+    # One integer per key, ordered as the keys: parent * span + choice.
+    span = int(choice.max()) + 1 if len(choice) else 1
+    if len(parent) and (int(parent.max()) + 1) * span >= 1 << 62:
+        raise ConfigError("a level too large to number (ordinal x successors beyond 2^62)")
+    merged = new.parent * span + new.choice
+    number([count + np.searchsorted(merged, p * span + c) for p, c in keyed])
+    return new, event, truncated
 
 
 def generated_counter(
@@ -353,9 +384,9 @@ class LevelBackend:
         self,
         generated: int,
         act_gen: list[int],
-        checked: list[tuple[list[tuple[Key, int, int, int]], Any, bool]],
-        balance: Callable[[list[list[tuple[int, int]]]], list[list[Key]]],
-        number: Callable[[list[list[int]]], None],
+        checked: list[tuple[Columns, Any, bool]],
+        balance: Callable[[list[list[tuple[int, int]]]], list[tuple[np.ndarray, np.ndarray]]],
+        number: Callable[[list[np.ndarray]], None],
         ask: Callable[[Key], list[tuple[int, dict[int, int]]]],
     ) -> ChunkResult:
         """The end of a level: number its new states (see commit_level)."""

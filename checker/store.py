@@ -11,6 +11,7 @@ wrong trace.
 from __future__ import annotations
 
 from array import array
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,13 @@ class TraceTable:
         self.choice.append(choice)
         return len(self.parent) - 1
 
+    def extend(self, fps: np.ndarray, parents: np.ndarray, choices: np.ndarray) -> None:
+        """Record many new states at once, in ordinal order (the arrays' raw bytes are
+        appended: no Python object per state)."""
+        self.fps.frombytes(np.ascontiguousarray(fps, dtype=_dtype(self.fps)).tobytes())
+        self.parent.frombytes(np.ascontiguousarray(parents, dtype=_dtype(self.parent)).tobytes())
+        self.choice.frombytes(np.ascontiguousarray(choices, dtype=_dtype(self.choice)).tobytes())
+
     def path(self, ordinal: int) -> list[int]:
         """Ordinals from an initial state down to ``ordinal``."""
         out: list[int] = []
@@ -47,6 +55,12 @@ class TraceTable:
     def choices(self, ordinal: int) -> list[int]:
         """Successor choices from an initial state down to ``ordinal``."""
         return [self.choice[o] for o in self.path(ordinal)]
+
+
+def _dtype(a: array[int]) -> np.dtype[Any]:
+    """The numpy dtype laid out as the array's items (its typecode and item size)."""
+    kind = "u" if a.typecode.isupper() else "i"
+    return np.dtype(f"{kind}{a.itemsize}")
 
 
 #: Recent fingerprints a FingerprintSet keeps in a Python set before merging them into

@@ -69,3 +69,15 @@ def test_spec_errors_in_workers_are_reported_like_one_worker() -> None:
         assert needle in r.stderr
         assert f"trace that reached it ({length} actions)" in r.stderr
         assert "Traceback" not in r.output
+
+
+def test_max_states_stops_workers_where_one_process_stops() -> None:
+    # A level is recorded whole when no limit falls inside it; a limit inside a level,
+    # or exactly at its end (the states up to some depth), must cut it as one process.
+    spec = Raft(Server="2", MaxTerm=2, MaxLogLen=1)
+    boundary = check_spec(spec, Options(symmetry=False, max_depth=9)).stats.distinct
+    for limit in (1, 7, 300, boundary - 1, boundary, boundary + 1):
+        one = check_spec(spec, Options(symmetry=False, max_states=limit))
+        two = check_spec(spec, Options(symmetry=False, max_states=limit, workers=2))
+        assert one.verdict is Verdict.INCOMPLETE
+        assert figures(one) == figures(two), limit

@@ -51,3 +51,18 @@ def test_merges_keep_the_array_sorted_and_small() -> None:
     arr = fs.frozen
     assert bool((arr[1:] > arr[:-1]).all())
     assert fs.known(values[:100]) == [v in set(arr.tolist()) for v in values[:100]]
+
+
+def test_trace_table_extend_equals_records() -> None:
+    import numpy as np
+
+    from checker.store import TraceTable
+
+    rows = [(2**64 - 1, -1, 0), (5, 0, 3), (2**63, 1, 2**32 - 1)]
+    one, many = TraceTable(), TraceTable()
+    for fp, parent, choice in rows:
+        one.record(fp, parent, choice)
+    many.record(*rows[0])
+    fps, parents, choices = (np.array([r[i] for r in rows[1:]]) for i in range(3))
+    many.extend(fps.astype(np.uint64), parents, choices)
+    assert (one.fps, one.parent, one.choice) == (many.fps, many.parent, many.choice)
