@@ -159,6 +159,13 @@ def median_row(row: Row, rounds: int) -> dict[str, float]:
 
 def main(argv: list[str]) -> None:
     """Run the benchmark rows and print the table."""
+    known = {"--quick", "--no-peers", "--peers-only"}
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return
+    bad = [a for a in argv if a.startswith("-") and a not in known and not a.startswith("--rounds=")]
+    if bad:
+        sys.exit(f"bench: unknown option {bad[0]} (see python -m bench --help)")
     quick = "--quick" in argv
     rounds = next((int(a.split("=", 1)[1]) for a in argv if a.startswith("--rounds=")), 1)
     only = [a for a in argv if not a.startswith("--")]

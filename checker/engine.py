@@ -23,7 +23,6 @@ import math
 import signal
 import time
 from array import array
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,7 @@ import numpy as np
 from checker.checkpoint import Snapshot
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.fingerprint import StateFingerprinter, StateValueError, encode
+from checker.frontier import BreadthFirstQueue, DepthFirstStack
 from checker.model import Model
 from checker.result import Stats, Verdict
 from checker.store import TraceTable, VisitedSet
@@ -422,7 +422,7 @@ class _Graph(Protocol):
 
 
 class LocalBackend:
-    """This process: a deque (BFS) or stack (DFS) of frontier states, the visited set,
+    """This process: a queue (BFS) or stack (DFS) of frontier states, the visited set,
     and optionally a state-graph recorder that sees every edge."""
 
     def __init__(
@@ -440,8 +440,10 @@ class LocalBackend:
         self.graph = graph
         self.visited = VisitedSet(with_ordinals=graph is not None)
         self.fset = self.visited.seen
-        # (ordinal, handle, depth)
-        self.frontier: deque[tuple[int, Any, int]] = deque()
+        # (ordinal, handle, depth) entries; breadth-first only the handles are kept.
+        self.frontier: BreadthFirstQueue | DepthFirstStack = (
+            DepthFirstStack() if self.dfs else BreadthFirstQueue()
+        )
         self.count = 0
         self.peak = 0
 
@@ -454,7 +456,7 @@ class LocalBackend:
         self.frontier.clear()
 
     def snapshot(self) -> list[tuple[int, Any, int]]:
-        """The frontier as (ordinal, state, depth), in the order it is taken."""
+        """The frontier as (ordinal, state, depth), in the order that rebuilds it."""
         state = self.exp.state
         return [(o, state(h), d) for o, h, d in self.frontier]
 
@@ -475,7 +477,7 @@ class LocalBackend:
                     "the checkpoint's states fingerprint differently now (another "
                     "fingerprint function or spec): it cannot be resumed"
                 )
-            self.frontier.append((o, h, depth))
+            self.frontier.append(o, h, depth)
 
     def _store(self, key: Key, fp: int, handle: Any, depth: int) -> int:
         n = self.count
@@ -484,7 +486,7 @@ class LocalBackend:
             self.fset.recent.add(fp)
         else:
             self.visited.add(fp, n)
-        self.frontier.append((n, handle, depth))
+        self.frontier.append(n, handle, depth)
         if self.graph is not None:
             # May raise EvaluationError (a temporal predicate): the caller's event.
             self.graph.node(n, self.exp.state(handle))
@@ -522,7 +524,7 @@ class LocalBackend:
 
     def _expand(self, n: int) -> list[tuple[int, Any, int, list[int], list[Any], Event | None]]:
         """Pop and expand up to ``n`` states, stopping after one that has an event."""
-        pop = self.frontier.pop if self.dfs else self.frontier.popleft
+        pop = self.frontier.popleft
         expand = self.exp.expand
         batch = []
         for _ in range(n):
