@@ -163,7 +163,9 @@ def main(argv: list[str]) -> None:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__)
         return
-    bad = [a for a in argv if a.startswith("-") and a not in known and not a.startswith("--rounds=")]
+    bad = [
+        a for a in argv if a.startswith("-") and a not in known and not a.startswith("--rounds=")
+    ]
     if bad:
         sys.exit(f"bench: unknown option {bad[0]} (see python -m bench --help)")
     quick = "--quick" in argv
