@@ -69,6 +69,12 @@ _PROV: dict[int, list[int]] = {}
 _KEEP: list[Any] = []
 
 
+#: (variable, id(map)) -> (the map, its TrackedMap view) for recently read map values.
+_VIEWS: dict[tuple[int, int], tuple[Any, Any]] = {}
+#: Views kept before starting afresh (a few states' worth).
+MAX_VIEWS = 256
+
+
 class _NotDecomposable(Exception):
     """A tracked map was used in a way entry tracking cannot follow."""
 
@@ -183,6 +189,8 @@ def _tracked_class(base: type, decomposed: dict[int, Any], whole_slot: list[int]
     def make_getter(i: int) -> Any:
         if i in decomposed:
             keys, slots, make = decomposed[i]
+            src = dict(zip(keys, slots, strict=True))  # shared: TrackedMap copies to write
+            views = _VIEWS
 
             def getter(self: Any) -> Any:
                 prov = prov_of.get(id(self))
@@ -191,8 +199,17 @@ def _tracked_class(base: type, decomposed: dict[int, Any], whole_slot: list[int]
                     return raw  # the action's own value
                 if isinstance(raw, TrackedMap):
                     return raw
-                vals = {k: raw[k] for k in keys}
-                return TrackedMap(i, keys, vals, dict(zip(keys, slots, strict=True)), make)
+                # Every guard and effect of a state reads the same map objects: build
+                # the tracked view of one once (reading each entry of a pmap is the
+                # slow part), not at every attribute access.
+                hit = views.get((i, id(raw)))
+                if hit is not None and hit[0] is raw:
+                    return hit[1]
+                view = TrackedMap(i, keys, {k: raw[k] for k in keys}, src, make)
+                if len(views) >= MAX_VIEWS:
+                    views.clear()
+                views[(i, id(raw))] = (raw, view)  # holds raw: its id stays its own
+                return view
 
         else:
             slot = whole_slot[i]  # -1 for a wide variable: recorded as -2 (uncacheable)
