@@ -602,6 +602,7 @@ class FastExpansion:
         self.nslots = len(self.tables)
         self.nb = WIDTH * self.nslots  # bits of slot numbers in a packed state
         self.shift = [WIDTH * s for s in range(self.nslots)]
+        self.slot_bits = (1 << (WIDTH * self.nslots)) - 1  # the slot numbers of a handle
         self.mapcache: dict[int, dict[tuple[int, ...], Any]] = {i: {} for i in self.decomposed}
         self.calc = TermCalculator(renamings)
         self.rens = self.calc.rens
@@ -731,6 +732,7 @@ class FastExpansion:
     def state(self, handle: Any) -> Any:
         """The state object a handle stands for (interned values)."""
         h, wides, _ = self._split(handle)
+        h &= self.slot_bits  # the slot numbers only: shifting the sums along is waste
         tables = self.tables
         shift = self.shift
         vals: list[Any] = [None] * self.nvars
@@ -945,9 +947,11 @@ class FastExpansion:
         """Apply writes to slots the outcome did not read (set to a constant)."""
         shift = self.shift
         nb = self.nb
+        low = h & self.slot_bits  # (under symmetry the sums above are hundreds of bits)
         for s, n, term in extra:
-            old = (h >> shift[s]) & _NUM
+            old = (low >> shift[s]) & _NUM
             if n != old:
+                low += (n - old) << shift[s]
                 h += ((n - old) << shift[s]) + ((term - self.tables[s].terms[old]) << nb)
         return h
 
