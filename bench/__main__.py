@@ -111,8 +111,9 @@ ROWS = [
     Row("TLA+ Examples: MultiPaxos small (symmetry)", "multipaxos", {}, symmetry=True, long=True),
     Row("TLA+ Examples: LamportMutex N=3", "lamport_mutex", {}, long=True),
     Row("TLA+ Examples: PaxosCommit", "paxos_commit", {}, long=True),
-    # The scale row of issue 13 (TLC: 13,917,205 distinct, 202,605,169 generated, depth
-    # 43; 646 s with 2 workers): run it alone, `python -m bench SCALE`.
+    # The scale row of issue 13 (TLC: 13,917,205 distinct, 202,605,169 generated; depth
+    # 42 with 1 worker in 2,217 s here, 43 with 2 workers, whose BFS is not level-strict):
+    # run it alone, `python -m bench SCALE`.
     Row(
         "SCALE raft MaxLogLen=0 MaxMsgs=2, dask cluster local:2",
         "raft",
