@@ -524,7 +524,7 @@ class LocalBackend:
 
     def _expand(self, n: int) -> list[tuple[int, Any, int, list[int], list[Any], Event | None]]:
         """Pop and expand up to ``n`` states, stopping after one that has an event."""
-        pop = self.frontier.popleft
+        pop = self.frontier.take
         expand = self.exp.expand
         batch = []
         for _ in range(n):

@@ -47,7 +47,7 @@ class BreadthFirstQueue:
             levels.append((ordinal, depth))
         handles.append(handle)
 
-    def popleft(self) -> tuple[int, Any, int]:
+    def take(self) -> tuple[int, Any, int]:
         """The oldest entry, as (ordinal, handle, depth)."""
         handle = self.handles.popleft()
         ordinal = self.head
@@ -92,8 +92,8 @@ class DepthFirstStack:
         """Push a state."""
         self.items.append((ordinal, handle, depth))
 
-    def popleft(self) -> tuple[int, Any, int]:
-        """The newest entry (the name is the queue's: the next state to expand)."""
+    def take(self) -> tuple[int, Any, int]:
+        """The newest entry: the next state to expand."""
         return self.items.pop()
 
     def __iter__(self) -> Iterator[tuple[int, Any, int]]:

@@ -25,7 +25,7 @@ def test_breadth_first_queue_is_a_deque_of_tuples(start: int, ops: list[Any]) ->
             ref.append((ordinal, f"h{ordinal}", depth))
             ordinal += 1
         else:
-            assert q.popleft() == ref.popleft()
+            assert q.take() == ref.popleft()
         assert len(q) == len(ref) and bool(q) == bool(ref)
         assert list(q) == list(ref)
     rebuilt = BreadthFirstQueue()
@@ -51,4 +51,4 @@ def test_depth_first_stack_rebuilds_in_iteration_order() -> None:
     copy = DepthFirstStack()
     for entry in s:
         copy.append(*entry)
-    assert [copy.popleft() for _ in range(4)] == [(3, 3, 4), (2, 2, 3), (1, 1, 2), (0, 0, 1)]
+    assert [copy.take() for _ in range(4)] == [(3, 3, 4), (2, 2, 3), (1, 1, 2), (0, 0, 1)]
