@@ -89,55 +89,67 @@ def permute(value: Any, ren: Renaming) -> Any:
     return value
 
 
-#: Reachable states sampled by :func:`check_symmetry`.
+#: Reachable states :func:`check_symmetry` checks, and the longest walk it takes.
 SOUNDNESS_SAMPLE = 120
+WALK_LENGTH = 40
 
 
 def _generators(rens: list[dict[ModelValue, ModelValue]]) -> list[dict[ModelValue, ModelValue]]:
-    """Renamings that generate the group: the transpositions (or all, if few)."""
-    non_identity = [r for r in rens if r]
-    if len(non_identity) <= 24:
-        return non_identity
-    return [r for r in non_identity if len(r) == 2]
+    """The transpositions (one pair of members swapped): they generate the group, and
+    a spec that treats two members differently is caught by their swap."""
+    return [r for r in rens if len(r) == 2]
 
 
 def check_symmetry(model: Any, deadline: float | None = None) -> None:
     """Refuse a symmetry declaration that is not sound on a sample of reachable states.
 
     A renaming of the symmetric sets must map states to states with the same verdicts:
-    for sampled reachable states s and each generating renaming p, the constraint and
-    the invariants must give the same answer on p(s) as on s, and the successors of
-    p(s) must be exactly the renamed successors of s (as musil's
+    for sampled reachable states s and each transposition p, the constraint and the
+    invariants must give the same answer on p(s) as on s, and the successors of p(s)
+    must be exactly the renamed successors of s (as musil's
     ``symmetry_reduction_sound`` checks).  A spec that stores a server as an int or a
     string, or orders servers by name, fails this and would otherwise get a wrong state
     count silently.
+
+    The sample is the initial states and then the states met along deterministic
+    random walks (a fixed seed): deep states, where the members' values differ, say
+    more than the first breadth-first ones, which are mostly symmetric themselves.
+    Successors are compared by fingerprints taken under the renaming (one remembered
+    term per map entry and set element), so nothing is renamed but the state itself.
     """
+    import random
     import time
-    from collections import deque
 
     from checker.errors import SpecError
-    from checker.fingerprint import fingerprint
+    from checker.fingerprint import TermCalculator
 
     gens = _generators(model.renamings)
     if not gens:
         return
-    inits = model.initial_states()
+    calc = TermCalculator([{}, *gens])
+    lanes = calc.lanes
+    assert lanes is not None
 
-    def fp(state: Any) -> int:
-        return fingerprint(tuple(model.variables(state)))
+    # A successor shares most variables' values with its parent (the very objects):
+    # their terms are remembered by identity, holding the value so its id stays its own.
+    terms: dict[tuple[int, int], tuple[Any, int]] = {}
 
-    seen = {fp(s) for s in inits}
-    queue = deque(s for s in inits)
-    sample = 0
-    while queue and sample < SOUNDNESS_SAMPLE:
-        if deadline is not None and time.perf_counter() >= deadline:
-            return
-        s = queue.popleft()
-        sample += 1
-        succ = model.successors(s)
+    def fps(state: Any) -> tuple[int, ...]:
+        """The state's fingerprint as is (first) and renamed by each generator."""
+        total = 0
+        for i, v in enumerate(model.variables(state)):
+            hit = terms.get((i, id(v)))
+            if hit is None or hit[0] is not v:
+                hit = (v, calc.term(i, v))
+                terms[(i, id(v))] = hit
+            total += hit[1]
+        return tuple(lanes.split(total))
+
+    def check(s: Any, succ: list[Any]) -> None:
         within = model.within(s)
         verdict = model.violated_invariant(s)
-        for p in gens:
+        renamed = [fps(t) for _, _, t in succ]
+        for g, p in enumerate(gens, 1):
             ps = permute(s, p)
             what = None
             if model.within(ps) != within:
@@ -145,9 +157,8 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
             elif model.violated_invariant(ps) != verdict:
                 what = "an invariant's verdict"
             else:
-                got = sorted(fp(t) for _, _, t in model.successors(ps))
-                want = sorted(fp(permute(t, p)) for _, _, t in succ)
-                if got != want:
+                got = sorted(fps(t)[0] for _, _, t in model.successors(ps))
+                if got != sorted(f[g] for f in renamed):
                     what = "its successors (the actions do not commute with the renaming)"
             if what is not None:
                 swap = ", ".join(f"{a}->{b}" for a, b in sorted(p.items(), key=_by_index))
@@ -157,12 +168,28 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
                     "model values that the spec only compares, and no int or string may "
                     "stand for them; fix the spec or run with --no-symmetry"
                 )
-        for _, _, t in succ:
-            if model.within(t):
-                f = fp(t)
-                if f not in seen:
-                    seen.add(f)
-                    queue.append(t)
+
+    inits = model.initial_states()
+    rng = random.Random(0)
+    checked: set[tuple[int, ...]] = set()
+    steps = 0
+    walk = 0
+    while len(checked) < SOUNDNESS_SAMPLE and steps < 4 * SOUNDNESS_SAMPLE:
+        s = inits[walk % len(inits)]
+        walk += 1
+        for _ in range(WALK_LENGTH):
+            if deadline is not None and time.perf_counter() >= deadline:
+                return
+            steps += 1
+            succ = model.successors(s)
+            key = fps(s)
+            if key not in checked:
+                checked.add(key)
+                check(s, succ)
+            inside = [t for _, _, t in succ if model.within(t)]
+            if not inside or len(checked) >= SOUNDNESS_SAMPLE:
+                break
+            s = rng.choice(inside)
 
 
 def _by_index(kv: tuple[ModelValue, ModelValue]) -> tuple[str, int]:
