@@ -405,7 +405,10 @@ class CompiledSpec:
             raise EvaluationError(
                 f"action {label_of(self._plans[index][1], params)}", exc, state
             ) from exc
-        if nxt is None or type(nxt) is self.state_type:
+        # isinstance, not only the exact type: the fast engine's tracked states are a
+        # subclass, and running the action again below to report the mistake would
+        # double the cost of every cache miss.
+        if nxt is None or type(nxt) is self.state_type or isinstance(nxt, self.state_type or ()):
             return nxt
         plan = self._plans[index]
         out = self._successors_of([(*plan[:4], [params], None, plan[6])], state)
