@@ -121,10 +121,30 @@ class FingerprintSet:
         hits: list[bool] = (f[i] == batch).tolist()
         return hits
 
+    def contains(self, batch: np.ndarray) -> np.ndarray:
+        """For a uint64 array of fingerprints, a bool array: which are in the set."""
+        f = self.frozen
+        hits: np.ndarray
+        if len(f) and len(batch):
+            i = np.searchsorted(f, batch)
+            np.minimum(i, len(f) - 1, out=i)
+            hits = np.asarray(f[i] == batch)
+        else:
+            hits = np.zeros(len(batch), dtype=bool)
+        if self.recent:
+            hits |= np.isin(batch, np.fromiter(self.recent, np.uint64, len(self.recent)))
+        return hits
+
+    def merge(self, batch: np.ndarray) -> None:
+        """Add a sorted uint64 array of fingerprints none of which is in the set yet
+        (one copy of the array: the distributed partitions add a level at a time)."""
+        if len(batch):
+            self.frozen = np.insert(self.frozen, np.searchsorted(self.frozen, batch), batch)
+
     def _merge(self) -> None:
         new = np.fromiter(self.recent, dtype=np.uint64, count=len(self.recent))
         new.sort()
-        self.frozen = np.insert(self.frozen, np.searchsorted(self.frozen, new), new)
+        self.merge(new)
         self.recent = set()
 
 

@@ -40,6 +40,37 @@ def _check(batches: list[list[int]], probes: list[int]) -> None:
     assert all(fp in fs for fp in oracle)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    levels=st.lists(st.lists(FP, max_size=40), max_size=20),
+    recent=st.lists(FP, max_size=10),
+    probes=st.lists(FP, max_size=40),
+)
+def test_array_operations_agree_with_a_set(
+    levels: list[list[int]], recent: list[int], probes: list[int]
+) -> None:
+    # What a distributed partition does: a level's new fingerprints merged at once,
+    # membership asked for a whole array (also with some in the recent set).
+    import numpy as np
+
+    fs = FingerprintSet()
+    oracle: set[int] = set()
+    for level in levels:
+        batch = np.array(level, dtype=np.uint64)
+        hits = fs.contains(batch).tolist()
+        assert hits == [fp in oracle for fp in level]
+        new = np.unique(batch[~np.array(hits, dtype=bool)]) if level else batch
+        fs.merge(new)
+        oracle.update(new.tolist())
+    for fp in recent:
+        if fp not in oracle:
+            fs.add(fp)
+            oracle.add(fp)
+    ask = [*probes, *recent[:3], 0, (1 << 64) - 1]
+    assert fs.contains(np.array(ask, dtype=np.uint64)).tolist() == [fp in oracle for fp in ask]
+    assert bool((fs.frozen[1:] > fs.frozen[:-1]).all()) and len(fs) == len(oracle)
+
+
 def test_merges_keep_the_array_sorted_and_small() -> None:
     fs = FingerprintSet()
     values = [(i * 0x9E3779B97F4A7C15) & ((1 << 64) - 1) for i in range(3 * store.RECENT_MIN)]
