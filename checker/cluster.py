@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.collector import paced_collector
 from checker.engine import ChunkResult, Key, Options, WorkerLost
 from checker.errors import ConfigError, MCheckError
 from checker.fast import CacheUnsound, LayoutChanged
@@ -97,7 +98,8 @@ class PartitionActor:
             assert self.failure is not None
             return self.failure
         try:
-            return ("ok", getattr(self.part, method)(*args))
+            with paced_collector():
+                return ("ok", getattr(self.part, method)(*args))
         except CacheUnsound as exc:
             return ("unsound", exc.what)
         except LayoutChanged as exc:

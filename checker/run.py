@@ -26,6 +26,7 @@ from typing import Any
 
 from checker import checkpoint
 from checker.checkpoint import Snapshot
+from checker.collector import paced_collector
 from checker.engine import (
     DeadlineReached,
     Exploration,
@@ -53,7 +54,7 @@ def run(model: Model, options: Options | None = None) -> Result:
     # An interrupted check ignores further Ctrl-C/SIGTERM while it builds its report;
     # the caller's handlers come back afterwards, so a library caller (a test session,
     # a notebook, a script running several checks) can still be interrupted.
-    with _keep_signal_handlers():
+    with _keep_signal_handlers(), paced_collector():
         return _run(model, options)
 
 
