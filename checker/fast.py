@@ -324,7 +324,7 @@ def _order(reads: list[int], nslots: int) -> list[int] | None:
 class SlotTable:
     """The distinct values of one slot, numbered as met, with their terms."""
 
-    __slots__ = ("checks", "index", "key", "name", "terms", "values", "var")
+    __slots__ = ("checks", "index", "key", "name", "packed", "terms", "values", "var")
 
     def __init__(self, var: int, name: str, key: Any = None) -> None:
         self.var = var
@@ -333,6 +333,10 @@ class SlotTable:
         self.index: dict[Any, int] = {}
         self.values: list[Any] = []
         self.terms: list[int] = []
+        #: Per value, its whole share of a handle: its term above the slot numbers
+        #: plus its number in the slot's place (writing value n over old is then
+        #: one addition of ``packed[n] - packed[old]``).
+        self.packed: list[int] = []
         self.checks = 0  # interning hits compared by type so far
 
 
@@ -600,13 +604,18 @@ class FastExpansion:
                 self.whole_slot[i] = len(self.tables)
                 self.tables.append(SlotTable(i, names[i]))
         self.nslots = len(self.tables)
-        self.nb = WIDTH * self.nslots  # bits of slot numbers in a packed state
+        # Bits of slot numbers in a packed state, a whole number of bytes: the sums
+        # above them can then be read from the handle's bytes without a shift.
+        self.nb = -(-WIDTH * self.nslots // 8) * 8
         self.shift = [WIDTH * s for s in range(self.nslots)]
         self.slot_bits = (1 << (WIDTH * self.nslots)) - 1  # the slot numbers of a handle
         self.mapcache: dict[int, dict[tuple[int, ...], Any]] = {i: {} for i in self.decomposed}
         self.calc = TermCalculator(renamings)
         self.rens = self.calc.rens
         self.lanes = self.calc.lanes
+        self.lane_reader: tuple[Any, int] = (
+            self.lanes.reader(self.nb // 8) if self.lanes else (None, 0)
+        )
         base = sum(map_tag(i) for i in self.decomposed) & ((1 << 64) - 1)
         self.base = self.lanes.pack([base] * len(self.rens)) if self.lanes else base
         self.tracked: Any = _tracked_class(model.state_type, self.decomposed, self.whole_slot)  # type: ignore[arg-type]
@@ -670,7 +679,9 @@ class FastExpansion:
                     f"{self.model.name}: {table.name} took more than {_NUM:,} distinct "
                     "values, more than the fast engine packs"
                 )
-            table.terms.append(self._slot_term(slot, value))
+            term = self._slot_term(slot, value)
+            table.terms.append(term)
+            table.packed.append((term << self.nb) + (n << self.shift[slot]))
             table.index[value] = n
             table.values.append(value)
             return n
@@ -929,30 +940,26 @@ class FastExpansion:
             for k, s in zip(keys, slots, strict=True):
                 writes.append((s, v[k]))
         delta = 0
-        d_total = 0
         extra = []
         for s, v in writes:
             n = self.intern(s, v)
-            terms = self.tables[s].terms
+            packed = self.tables[s].packed
             if s in read:
                 old_n = (h >> self.shift[s]) & _NUM
-                if n != old_n:
-                    delta += (n - old_n) << self.shift[s]
-                    d_total += terms[n] - terms[old_n]
+                delta += packed[n] - packed[old_n]
             else:
-                extra.append((s, n, terms[n]))
-        return delta + (d_total << self.nb), tuple(extra)
+                extra.append((self.shift[s], n, packed[n], packed))
+        return delta, tuple(extra)
 
-    def _apply_extra(self, h: int, extra: tuple[tuple[int, int, int], ...]) -> int:
-        """Apply writes to slots the outcome did not read (set to a constant)."""
-        shift = self.shift
-        nb = self.nb
+    def _apply_extra(self, h: int, extra: tuple[tuple[int, int, int, list[int]], ...]) -> int:
+        """Apply writes to slots the outcome did not read (set to a constant): each
+        ``(shift, number, packed contribution, the slot's contributions)``.
+        (:meth:`expand` has this loop inline.)"""
         low = h & self.slot_bits  # (under symmetry the sums above are hundreds of bits)
-        for s, n, term in extra:
-            old = (low >> shift[s]) & _NUM
+        for sh, n, hv, packed in extra:
+            old = (low >> sh) & _NUM
             if n != old:
-                low += (n - old) << shift[s]
-                h += ((n - old) << shift[s]) + ((term - self.tables[s].terms[old]) << nb)
+                h += hv - packed[old]
         return h
 
     def _verify(self, state: Any, h: int, succ: list[Any]) -> None:
@@ -1032,6 +1039,8 @@ class FastExpansion:
             return actions, [], ev
         nb = self.nb
         lanes = self.lanes
+        unpack, nbytes = self.lane_reader
+        slot_bits = self.slot_bits
         constraint = self.constraint
         croot = constraint.tree.root if constraint is not None and constraint.cached else None
         invariants = self.invariants
@@ -1045,8 +1054,12 @@ class FastExpansion:
                 if delta is not None:
                     t = None
                     c = h + delta
-                    if extra:
-                        c = self._apply_extra(c, extra)
+                    if extra:  # writes to slots not read (see _apply_extra)
+                        low = h & slot_bits
+                        for sh, n, hv, packed in extra:
+                            old = (low >> sh) & _NUM
+                            if n != old:
+                                c += hv - packed[old]
                     child = c if not wides else (c, wides, wterms)
                 else:
                     t = extra
@@ -1077,8 +1090,8 @@ class FastExpansion:
                         continue
                 if lanes is None:
                     put((k, ai, params, child, (c >> nb) & _MASK64))
-                else:
-                    put((k, ai, params, child, lanes.minimum(c >> nb)))
+                else:  # the smallest lane, read straight from the handle's bytes
+                    put((k, ai, params, child, min(unpack(c.to_bytes(nbytes, "little")))))
         except EvaluationError as exc:
             if exc.state is None:
                 exc.state = t if t is not None else self.state(child)
@@ -1128,8 +1141,8 @@ class FastExpansion:
                 n = self.intern(s, x)
                 old = (h >> shift[s]) & _NUM
                 if n != old:
-                    terms = tables[s].terms
-                    h += ((n - old) << shift[s]) + ((terms[n] - terms[old]) << nb)
+                    packed = tables[s].packed
+                    h += packed[n] - packed[old]
         if not self.wide:
             return h
         nw = list(wides)

@@ -338,6 +338,15 @@ class Lanes:
         """The lanes of a vector, each mod 2^64."""
         return self.unpack(vector.to_bytes(_LANE_BYTES * self.count, "little"))
 
+    def reader(self, skip: int) -> tuple[Any, int]:
+        """For vectors kept above ``skip`` bytes of other bits in one int: (an
+        unpacker of the int's little-endian bytes into the lanes, how many bytes to
+        write), so the smallest lane is ``min(unpack(x.to_bytes(n, "little")))``."""
+        import struct
+
+        layout = struct.Struct(f"<{skip}x" + "Q2x" * self.count)
+        return layout.unpack, skip + _LANE_BYTES * self.count
+
     def minimum(self, vector: int) -> int:
         """The smallest lane, mod 2^64: the canonical fingerprint."""
         lanes: tuple[int, ...] = self.unpack(vector.to_bytes(_LANE_BYTES * self.count, "little"))
