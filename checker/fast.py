@@ -373,11 +373,12 @@ class _Tree:
     rest together, so a lookup is one or two dictionary probes on ``packed & mask``.
     """
 
-    __slots__ = ("leaves", "root")
+    __slots__ = ("epoch", "leaves", "root")
 
     def __init__(self) -> None:
         self.root: Any = None
         self.leaves = 0
+        self.epoch = 0  # bumped whenever the root is made afresh
 
     def lookup(self, h: int) -> Any:
         """The cached leaf for a packed state, or None."""
@@ -394,6 +395,7 @@ class _Tree:
             self.root = None
             self.leaves = 1
         if self.root is None:
+            self.epoch += 1
             if order:
                 self.root = _Branch((order[0],))
                 self.root.kids[h & self.root.mask] = self._chain(h, order[1:], leaf)
@@ -422,6 +424,10 @@ class _Tree:
 
 #: Cached outcomes kept per tree before it is cleared (bounds the caches' memory).
 MAX_LEAVES = 200_000
+#: Root index entries kept before starting afresh; expansions over which it counts
+#: the entries it had to build (more than one per two states: given up).
+MAX_ROOT_ENTRIES = 4096
+ROOT_INDEX_WINDOW = 1 << 16
 
 
 class CacheUnsound(Exception):
@@ -637,6 +643,14 @@ class FastExpansion:
             _Cached(n, fn=fn, cached=n not in uncached) for n, fn in model.invariant_predicates
         ]
         self.expanded = 0
+        # The root index (see _entry): per combination of the slots the instances'
+        # trees test first, the instances not already known to be disabled.
+        self.roots_mask = 0
+        self.by_roots: dict[int, list[tuple[_Cached, Any]]] = {}
+        self.indexed = True
+        self.every: list[tuple[_Cached, Any]] = [(c, None) for c in self.caches]  # unindexed
+        self.entries_built = 0  # in the window of expansions from window_start
+        self.window_start = 0
 
     # -- values ----------------------------------------------------------------------
     def _slot_term(self, slot: int, value: Any) -> int:
@@ -983,6 +997,57 @@ class FastExpansion:
         longer = direct[len(mine) :] or mine[len(direct) :]
         return str(names[longer[0][0]]) if longer else "?"
 
+    def _entry(self, h: int, key: int) -> list[tuple[_Cached, Any]]:
+        """The root index's entry for the states agreeing with ``h`` on the slots the
+        trees test first (``key``): per action instance, in order, the node below its
+        tree's root (None: look the whole path up), leaving out the instances disabled
+        at the root (an action whose guard reads one slot first and fails there).
+
+        Most instances are disabled in most states, and one probe of this index
+        replaces one probe per instance.  An entry whose instance met an uncached
+        child is dropped and built again (see :meth:`expand`); a tree made afresh
+        drops them all.
+        """
+        entry: list[tuple[_Cached, Any]] = []
+        for cache in self.caches:
+            root = cache.tree.root if cache.cached else None
+            if root.__class__ is _Branch:
+                node = root.kids.get(h & root.mask)
+                if node.__class__ is _Leaf and node.value is None:
+                    continue
+                entry.append((cache, node))
+            elif root.__class__ is _Leaf:
+                if root.value is not None:
+                    entry.append((cache, root))
+            else:
+                entry.append((cache, None))
+        by_roots = self.by_roots
+        if len(by_roots) >= MAX_ROOT_ENTRIES:
+            by_roots.clear()
+        by_roots[key] = entry
+        # Where entries are seldom reused (the first slots read take too many
+        # combinations of values), building them is waste: back to a probe per tree.
+        self.entries_built += 1
+        window = self.expanded - self.window_start
+        if window >= ROOT_INDEX_WINDOW:
+            if self.entries_built * 2 > window:
+                self.indexed = False
+                by_roots.clear()
+            self.window_start = self.expanded
+            self.entries_built = 0
+        return entry
+
+    def _new_root(self) -> None:
+        """A tree was made afresh: its root may test another slot, and the index's
+        entries hold nodes of the old one."""
+        mask = 0
+        for cache in self.caches:
+            root = cache.tree.root
+            if root.__class__ is _Branch:
+                mask |= root.mask
+        self.roots_mask = mask
+        self.by_roots.clear()
+
     def expand(
         self, ordinal: int, handle: Any
     ) -> tuple[list[int], list[tuple[int, int, tuple[Any, ...], Any, int | None]], Event | None]:
@@ -1000,27 +1065,43 @@ class FastExpansion:
         succ: list[Any] = []
         append = succ.append
         try:
-            for cache in self.caches:
-                if cache.cached:
-                    leaf = cache.tree.root
+            key = 0
+            if self.indexed:
+                key = h & self.roots_mask
+                entry = self.by_roots.get(key)
+                if entry is None:
+                    entry = self._entry(h, key)
+            else:
+                entry = self.every
+            stale = False
+            for cache, leaf in entry:
+                if leaf is None and not cache.cached:
+                    if state is None:
+                        state = self.state(handle)
+                    value = self._direct(cache, state)
+                else:
+                    if leaf is None:  # not indexed: the whole path
+                        stale = True  # (the root's child exists now, or will)
+                        leaf = cache.tree.root
                     while leaf.__class__ is _Branch:
                         leaf = leaf.kids.get(h & leaf.mask)
                     if leaf is None:
                         if state is None:
                             state = self.state(handle)
+                        epoch = cache.tree.epoch
                         value = self._evaluate(cache, state, h)
+                        if cache.tree.epoch != epoch:
+                            self._new_root()
                     else:
                         value = leaf.value
-                else:
-                    if state is None:
-                        state = self.state(handle)
-                    value = self._direct(cache, state)
                 if value is None:
                     continue
                 if cache.params is None:
                     succ.extend(value)
                 else:
                     append(value)
+            if stale and self.indexed:
+                self.by_roots.pop(key, None)
         except EvaluationError as exc:
             if exc.state is None:
                 exc.state = state if state is not None else self.state(handle)

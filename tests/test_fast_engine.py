@@ -128,3 +128,93 @@ class ConfusableNT(Spec):
 def test_values_equal_in_python_but_different_are_refused() -> None:
     with pytest.raises(SpecError, match="compare equal in Python but are different"):
         check_spec(ConfusableNT())
+
+
+def _expand_both_ways(spec: Spec, symmetry: bool, limit: int = 6000) -> tuple[Any, int]:
+    """Breadth-first over a spec, expanding each state with the root index and with
+    a probe per tree; asserts the two agree and returns the indexed expansion and the
+    number of states compared."""
+    from collections import deque
+
+    from checker.fast import FastExpansion
+    from checker.model import CompiledSpec
+
+    model = CompiledSpec(spec, symmetry=symmetry)
+    renamings = model.renamings if symmetry else [{}]
+    indexed = FastExpansion(model, renamings, deadlock=False)
+    plain = FastExpansion(model, renamings, deadlock=False)
+    plain.indexed = False
+    seen: set[int] = set()
+    queue: deque[Any] = deque()
+    for s in model.initial_states():
+        seen.add(indexed.fingerprint_of(s))
+        queue.append(s)
+    compared = 0
+    while queue and compared < limit:
+        s = queue.popleft()
+        a = indexed.expand(compared, indexed.handle_of(s))
+        b = plain.expand(compared, plain.handle_of(s))
+        assert [(k, ai, p, fp) for k, ai, p, _, fp in a[1]] == [
+            (k, ai, p, fp) for k, ai, p, _, fp in b[1]
+        ]
+        assert a[0] == b[0] and (a[2] is None) == (b[2] is None)
+        compared += 1
+        for _, _, _, child, fp in a[1]:
+            if fp is not None and fp not in seen:
+                seen.add(fp)
+                queue.append(indexed.state(child))
+    return indexed, compared
+
+
+def test_the_root_index_gives_every_tree_probe_s_successors() -> None:
+    # One probe of the index stands for the instances disabled at their first read;
+    # state by state it must give what probing every instance's tree gives.
+    for name, consts, sym in (
+        ("raft", {"Server": "3", "MaxTerm": 2, "MaxLogLen": 0}, True),
+        ("scm_install_snapshot_leader_change", {}, False),
+        ("lamport_mutex", {"N": 2, "maxClock": 6}, False),
+    ):
+        exp, compared = _expand_both_ways(load_spec_class(name)(**consts), sym)
+        assert compared > 1000 and exp.indexed, name
+        assert exp.roots_mask and 0 < len(exp.by_roots) < compared, name
+
+
+class Cube(NamedTuple):
+    """Three counters."""
+
+    a: int
+    b: int
+    c: int
+
+
+class Counting(Spec):
+    """Each action reads another counter first, so the combinations of first reads
+    are as many as the states: entries of the root index would never be reused."""
+
+    constants = {"N": 20}
+    check_deadlock = False
+    N: int
+
+    def init(self) -> list[Cube]:
+        return [Cube(0, 0, 0)]
+
+    @action
+    def IncA(self, s: Cube) -> Cube | None:
+        return s._replace(a=s.a + 1) if s.a < self.N else None
+
+    @action
+    def IncB(self, s: Cube) -> Cube | None:
+        return s._replace(b=s.b + 1) if s.b < self.N else None
+
+    @action
+    def IncC(self, s: Cube) -> Cube | None:
+        return s._replace(c=s.c + 1) if s.c < self.N else None
+
+
+def test_the_root_index_steps_aside_where_it_does_not_pay(monkeypatch: pytest.MonkeyPatch) -> None:
+    import checker.fast
+
+    monkeypatch.setattr(checker.fast, "ROOT_INDEX_WINDOW", 512)
+    exp, compared = _expand_both_ways(Counting(), False, limit=10_000)
+    assert compared == 21**3 and not exp.wide and all(c.cached for c in exp.caches)
+    assert not exp.indexed and not exp.by_roots
