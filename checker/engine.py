@@ -23,9 +23,11 @@ import math
 import signal
 import time
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -509,15 +511,26 @@ class LocalBackend:
         take = 1 if self.dfs else min(CHUNK, len(self.frontier))
         out = ChunkResult([], None, _counter([]))
         counts: list[tuple[int, list[int]]] = []
+        # The chunk's new states, field by field (parent, choice, fp, action, depth):
+        # recorded as arrays, not an object per state.
+        cols: tuple[list[int], ...] = ([], [], [], [], [])
         # Expand a batch of states first, so that one search in C tells which of
         # their successors the compact fingerprint array already holds (the hottest
-        # test); small batches keep few expansions alive (the cyclic GC's work).
+        # test).
         taken = 0
         while taken < take and out.event is None:
             batch = self._expand(min(BATCH, take - taken))
             taken += len(batch)
-            self._commit(batch, out, counts)
+            self._commit(batch, out, counts, cols)
         self.peak = max(self.peak, len(self.frontier))
+        parents, choices, fps, acts, depths = cols
+        out.new = NewColumns(
+            np.array(parents, dtype=np.int64),
+            np.array(choices, dtype=np.int64),
+            np.array(fps, dtype=np.uint64),
+            np.array(acts, dtype=np.int64),
+            np.array(depths, dtype=np.int64),
+        )
         out.generated_before = _counter(counts)
         out.frontier = len(self.frontier)
         return out
@@ -540,15 +553,17 @@ class LocalBackend:
         batch: list[tuple[int, Any, int, list[int], list[Any], Event | None]],
         out: ChunkResult,
         counts: list[tuple[int, list[int]]],
+        cols: tuple[list[int], ...],
     ) -> None:
-        """Store the batch's new successors in key order until an event."""
+        """Store the batch's new successors in key order until an event: each one's
+        fields go to ``cols``, each parent's new children to the frontier at once."""
         exp = self.exp
+        check = exp.check
         graph = self.graph
         index = self.visited.index  # with a state graph: fingerprint -> ordinal
         fset = self.fset
         max_depth = self.max_depth
-        new = out.new
-        assert isinstance(new, list)  # one process reports states one by one
+        parents, choices, fps_new, acts, depths = cols
         old: list[bool] = []
         recent: set[int] = set()
         if fset is not None:
@@ -558,6 +573,8 @@ class LocalBackend:
                 fps += [c[4] or 0 for c in b[4]]  # None (outside the constraint): unused
             old = fset.known(fps)
             recent = fset.recent
+        seen = recent.add
+        extend = self.frontier.extend
         event: Event | None = None
         edges: list[tuple[int, int, tuple[Any, ...], int]] = []
         at = 0
@@ -569,6 +586,7 @@ class LocalBackend:
                 edges = []
             first = at
             at += len(cands)
+            born: list[Any] = []  # this state's new children, in key order
             for c, (k, ai, params, ch, fp) in enumerate(cands, first):
                 if fp is None:  # outside the constraint (already checked)
                     if graph is not None:
@@ -584,21 +602,34 @@ class LocalBackend:
                 key = (o, k)
                 if beyond:
                     out.truncated = True
-                    event = exp.check(key, ch, False)
+                    event = check(key, ch, False)
                     if event is not None:
                         break
                     continue
-                new.append(NewState(key, fp, ai, nd))
-                try:
-                    n = self._store(key, fp, ch, nd)
-                except EvaluationError as exc:
-                    event = Event(key, "error", error=exc, new=True, state=exp.state(ch))
-                    break
-                if graph is not None:
+                parents.append(o)
+                choices.append(k)
+                fps_new.append(fp)
+                acts.append(ai)
+                depths.append(nd)
+                born.append(ch)
+                if graph is not None and index is not None:
+                    n = self.count + len(born) - 1
+                    index[fp] = n
+                    try:
+                        # May raise EvaluationError (a temporal predicate): the event.
+                        graph.node(n, exp.state(ch))
+                    except EvaluationError as exc:
+                        event = Event(key, "error", error=exc, new=True, state=exp.state(ch))
+                        break
                     edges.append((n, ai, params, k))
-                event = exp.check(key, ch, True)
+                else:
+                    seen(fp)
+                event = check(key, ch, True)
                 if event is not None:
                     break
+            if born:
+                extend(self.count, born, nd)
+                self.count += len(born)
             if graph is not None:
                 graph.edges(o, edges, exp.state(h))
             if event is None:
@@ -615,6 +646,9 @@ def _counter(
     ``counts`` lists (ordinal, action of each successor) per expanded state."""
 
     def before(key: Key | None) -> tuple[int, dict[int, int]]:
+        if key is None:  # the whole chunk: counted in C
+            every = list(chain.from_iterable(actions for _, actions in counts))
+            return len(every), Counter(every)
         total = 0
         per: dict[int, int] = {}
         for o, actions in counts:

@@ -47,6 +47,12 @@ class BreadthFirstQueue:
             levels.append((ordinal, depth))
         handles.append(handle)
 
+    def extend(self, ordinal: int, handles: list[Any], depth: int) -> None:
+        """Queue states numbered ``ordinal``, ``ordinal + 1``, ... at one depth (a
+        parent's new children): as many appends, in one call."""
+        self.append(ordinal, handles[0], depth)
+        self.handles.extend(handles[1:])
+
     def take(self) -> tuple[int, Any, int]:
         """The oldest entry, as (ordinal, handle, depth)."""
         handle = self.handles.popleft()
@@ -91,6 +97,11 @@ class DepthFirstStack:
     def append(self, ordinal: int, handle: Any, depth: int) -> None:
         """Push a state."""
         self.items.append((ordinal, handle, depth))
+
+    def extend(self, ordinal: int, handles: list[Any], depth: int) -> None:
+        """Push states numbered ``ordinal``, ``ordinal + 1``, ... at one depth, in
+        that order (the last is taken first)."""
+        self.items.extend((ordinal + i, h, depth) for i, h in enumerate(handles))
 
     def take(self) -> tuple[int, Any, int]:
         """The newest entry: the next state to expand."""

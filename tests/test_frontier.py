@@ -12,18 +12,26 @@ from checker.frontier import BreadthFirstQueue, DepthFirstStack
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(0, 50), st.lists(st.tuples(st.booleans(), st.booleans()), max_size=200))
+@given(
+    st.integers(0, 50),
+    st.lists(st.tuples(st.booleans(), st.booleans(), st.integers(1, 4)), max_size=200),
+)
 def test_breadth_first_queue_is_a_deque_of_tuples(start: int, ops: list[Any]) -> None:
-    # ops: (push or pop, whether a pushed state starts the next level)
+    # ops: (push or pop, whether a push starts the next level, how many it pushes:
+    # one by append, several by extend, as a parent's children are)
     q, ref = BreadthFirstQueue(), deque[tuple[int, Any, int]]()
     ordinal, depth = start, 1
-    for push, deeper in ops:
+    for push, deeper, many in ops:
         if push or not ref:
             if deeper:
                 depth += 1
-            q.append(ordinal, f"h{ordinal}", depth)
-            ref.append((ordinal, f"h{ordinal}", depth))
-            ordinal += 1
+            handles = [f"h{ordinal + i}" for i in range(many)]
+            if many == 1:
+                q.append(ordinal, handles[0], depth)
+            else:
+                q.extend(ordinal, handles, depth)
+            ref.extend((ordinal + i, h, depth) for i, h in enumerate(handles))
+            ordinal += many
         else:
             assert q.take() == ref.popleft()
         assert len(q) == len(ref) and bool(q) == bool(ref)
@@ -46,9 +54,10 @@ def test_breadth_first_queue_refuses_a_gap() -> None:
 
 def test_depth_first_stack_rebuilds_in_iteration_order() -> None:
     s = DepthFirstStack()
-    for o in range(4):
-        s.append(o, o, o + 1)
+    s.append(0, 0, 1)
+    s.extend(1, [1, 2], 2)  # as two appends: (1, 1, 2) then (2, 2, 2)
+    s.append(3, 3, 4)
     copy = DepthFirstStack()
     for entry in s:
         copy.append(*entry)
-    assert [copy.take() for _ in range(4)] == [(3, 3, 4), (2, 2, 3), (1, 1, 2), (0, 0, 1)]
+    assert [copy.take() for _ in range(4)] == [(3, 3, 4), (2, 2, 2), (1, 1, 2), (0, 0, 1)]
