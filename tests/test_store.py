@@ -13,11 +13,17 @@ FP = st.integers(min_value=0, max_value=(1 << 64) - 1)
 
 
 @settings(max_examples=60, deadline=None)
-@given(batches=st.lists(st.lists(FP, max_size=40), max_size=30), probes=st.lists(FP, max_size=40))
-def test_fingerprint_set_is_a_set(batches: list[list[int]], probes: list[int]) -> None:
-    # Merge after a handful, so the sorted array, the recent set and merges all serve.
+@given(
+    batches=st.lists(st.lists(FP, max_size=40), max_size=30),
+    probes=st.lists(FP, max_size=40),
+    block=st.sampled_from([1, 3, 16, 64]),
+)
+def test_fingerprint_set_is_a_set(batches: list[list[int]], probes: list[int], block: int) -> None:
+    # Merge after a handful, so the sorted array, the recent set and merges all serve;
+    # small blocks put candidates at every block edge and in the partial last block.
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(store, "RECENT_MIN", 4)
+        mp.setattr(store, "BLOCK", block)
         _check(batches, probes)
 
 
@@ -38,6 +44,9 @@ def _check(batches: list[list[int]], probes: list[int]) -> None:
     for fp in [*probes, 0, (1 << 64) - 1]:
         assert (fp in fs) == (fp in oracle)
     assert all(fp in fs for fp in oracle)
+    # Neighbours of stored fingerprints, at and around the blocks' edges.
+    near = [v + d for v in fs.frozen.tolist() for d in (-1, 1) if 0 <= v + d < 1 << 64]
+    assert fs.known(near) == [v in oracle and v not in fs.recent for v in near]
 
 
 @settings(max_examples=60, deadline=None)
