@@ -191,9 +191,11 @@ def main(argv: list[str]) -> None:
         "bytes/state",
         "baseline gen/s",
         "vs baseline",
+        "vs one process",
     ):
         table.add_column(col, justify="left" if col == "benchmark" else "right")
-    single: dict[str, float] = {}
+    # The same model's unreduced one-process row: (seconds, generated/s).
+    single: dict[str, tuple[float, float]] = {}
     for row in ROWS:
         if quick and row.long:
             continue
@@ -215,10 +217,14 @@ def main(argv: list[str]) -> None:
                 ratio += " (COUNTS DIFFER)"
         key = row.spec + json.dumps(row.consts, sort_keys=True)
         spread = row.workers > 1 or row.cluster is not None
+        versus = ""
         if not spread and not row.symmetry:
-            single[key] = secs
-        elif spread and not row.symmetry and key in single:
-            ratio = f"speedup {single[key] / secs:.2f}x"
+            single[key] = (secs, gen_rate)
+        elif key in single and not row.symmetry:
+            versus = f"speedup {single[key][0] / secs:.2f}x"
+        elif key in single and not spread and gen_rate:
+            # Issue 12's yardstick: what symmetry costs per generated state.
+            versus = f"symmetry {single[key][1] / gen_rate:.2f}x per generated"
         table.add_row(
             row.name,
             str(d["result"]),
@@ -234,6 +240,7 @@ def main(argv: list[str]) -> None:
             f"{d['bytes_per_state']:,.0f}" if d["distinct"] >= 10_000 else "-",
             base,
             ratio,
+            versus,
         )
     console.print(table)
     if "--no-peers" not in argv and not only:
