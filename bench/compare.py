@@ -66,16 +66,29 @@ JOBS = [
 ]
 
 
+def _runs_312(candidate: str) -> bool:
+    """Whether ``candidate`` starts and is Python >= 3.12 (a pyenv shim may exist and fail)."""
+    try:
+        proc = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.version_info >= (3, 12))"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and proc.stdout.strip() == "True"
+
+
 def _python_312() -> str | None:
     if sys.version_info >= (3, 12):
         return sys.executable
-    for name in ("python3.13", "python3.12"):
-        found = shutil.which(name)
-        if found:
-            return found
     pyenv = Path.home() / ".pyenv" / "versions"
-    for cand in sorted(pyenv.glob("3.1[2-9]*/bin/python"), reverse=True):
-        return str(cand)
+    candidates = [shutil.which(name) for name in ("python3.12", "python3.13")]
+    candidates += [str(c) for c in sorted(pyenv.glob("3.1[2-9]*/bin/python"))]
+    for cand in candidates:
+        if cand and _runs_312(cand):
+            return cand
     return None
 
 
@@ -87,8 +100,13 @@ def ensure_peers() -> Path | None:
     base = _python_312()
     if base is None:
         return None
-    subprocess.run([base, "-m", "venv", str(PEERS)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", *PEER_PINS, "-e", str(ROOT)], check=True)
+    try:
+        subprocess.run([base, "-m", "venv", str(PEERS)], check=True)
+        pins = [*PEER_PINS, "-e", str(ROOT)]
+        subprocess.run([str(py), "-m", "pip", "install", "-q", *pins], check=True)
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(PEERS, ignore_errors=True)  # half-made: the next run starts afresh
+        raise SystemExit(f"bench.compare: could not set up the peers' venv: {exc}") from None
     return py
 
 
