@@ -273,7 +273,9 @@ def test_a_crash_while_writing_keeps_the_previous_checkpoint(tmp_path: Path) -> 
 
 def test_ctrl_c_saves_a_final_checkpoint_and_resume_finishes(tmp_path: Path) -> None:
     folder = tmp_path / "ck"
-    args = ["raft", "--const", "Server=2", "--const", "MaxTerm=3", "--no-symmetry"]
+    # About 5 s of exploration here (MaxTerm=3 now ends within the 1.5 s before the
+    # interrupt, which then tests nothing).
+    args = ["raft", "--const", "Server=2", "--const", "MaxTerm=4", "--no-symmetry"]
     proc = subprocess.Popen(
         [*MCHECK, "run", *args, "--checkpoint", str(folder), "--json"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -291,7 +293,7 @@ def test_ctrl_c_saves_a_final_checkpoint_and_resume_finishes(tmp_path: Path) -> 
     done = _resume(folder)
     assert done.returncode == 0, done.stderr
     final = json.loads(done.stdout.strip().splitlines()[-1])
-    whole = check(_model("raft", Server="2", MaxTerm=3), Options(symmetry=False))
+    whole = check(_model("raft", Server="2", MaxTerm=4), Options(symmetry=False))
     assert (final["distinct_states"], final["states_generated"], final["depth"]) == (
         whole.stats.distinct,
         whole.stats.generated,
