@@ -565,7 +565,7 @@ class LocalBackend:
         max_depth = self.max_depth
         parents, choices, fps_new, acts, depths = cols
         old: list[bool] = []
-        recent: set[int] = set()
+        recent: set[int] = set()  # (with a state graph: the index serves instead)
         if fset is not None:
             fset.settle()
             fps: list[int] = []
@@ -612,7 +612,12 @@ class LocalBackend:
                 acts.append(ai)
                 depths.append(nd)
                 born.append(ch)
-                if graph is not None and index is not None:
+                # VisitedSet.add, inline (once per new state): membership only, or,
+                # with a state graph, the ordinal too and the graph's node.
+                if index is None:
+                    seen(fp)
+                else:
+                    assert graph is not None  # ordinals are kept for the graph only
                     n = self.count + len(born) - 1
                     index[fp] = n
                     try:
@@ -622,8 +627,6 @@ class LocalBackend:
                         event = Event(key, "error", error=exc, new=True, state=exp.state(ch))
                         break
                     edges.append((n, ai, params, k))
-                else:
-                    seen(fp)
                 event = check(key, ch, True)
                 if event is not None:
                     break
