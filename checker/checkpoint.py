@@ -9,10 +9,16 @@ the coordinator's trace table, the statistics and the backend's frontier agree):
   and a SHA-256 of it;
 * the trace table's three arrays (fingerprint, parent, choice per stored state): the
   visited set is exactly the table's fingerprints, so it is rebuilt by sorting them;
-* the frontier, ``(ordinal, state, depth)`` per queued state, pickled.  Reading it
-  back uses an unpickler that builds only the classes of the spec's own modules,
-  mcheck's, pyrsistent's and immutables' and a few builtin containers: a checkpoint
-  is data, it never names code to run.
+* the frontier, ``(ordinal, state, depth)`` per queued state, its states in the data
+  encoding of :mod:`checker.statecodec` (JSON nodes: atoms, containers, records by
+  type name and fields).  No pickle: reading it back rebuilds only the record types
+  of the spec that was loaded (by ``tuple.__new__`` and ``object.__setattr__``),
+  imports nothing and calls nothing the file names.
+
+Every header field is checked for its type and range, and the arrays against each
+other and the statistics (one entry per distinct state, parents before children, the
+frontier's depths those of its parent chains), before anything uses them: a
+checkpoint may come from elsewhere, and a tampered one is one line, never a crash.
 
 The file is written beside its final name, flushed to disk, then renamed over it
 (and the folder synced), so a crash or ``kill -9`` during a write leaves the
@@ -26,20 +32,23 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import io
 import json
+import math
 import os
-import pickle
+import stat
 import sys
 import time
 from array import array
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from checker.errors import ConfigError
 from checker.fingerprint import FINGERPRINT_VERSION, encode, fingerprint
 from checker.result import Stats
+from checker.statecodec import CodecError, Reader, Writer, value_types
 
 #: The file in a checkpoint folder.
 FILE = "checkpoint.mcp"
@@ -158,20 +167,47 @@ def check_identity(saved: dict[str, Any], current: dict[str, Any], where: Path) 
     for key, what in _WHAT.items():
         if saved.get(key) == current.get(key):
             continue
-        if key == "sources":
-            changed = sorted(
-                n
-                for n in set(saved.get(key, {})) | set(current.get(key, {}))
-                if saved.get(key, {}).get(n) != current.get(key, {}).get(n)
-            )
-            detail = f"{', '.join(changed)} changed since the checkpoint"
-        elif key == "constants":
-            a, b = saved.get(key, {}), current.get(key, {})
-            diff = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
-            detail = ", ".join(f"{n}: {a.get(n)} then, {b.get(n)} now" for n in diff[:3])
+        then, now = saved.get(key), current.get(key)
+        if key in ("sources", "constants") and isinstance(then, dict) and isinstance(now, dict):
+            diff = sorted(str(n) for n in set(then) | set(now) if then.get(n) != now.get(n))
+            if key == "sources":
+                detail = f"{', '.join(diff)} changed since the checkpoint"
+            else:
+                detail = ", ".join(f"{n}: {then.get(n)} then, {now.get(n)} now" for n in diff[:3])
         else:
-            detail = f"{saved.get(key)!r} then, {current.get(key)!r} now"
+            detail = f"{_clip(then)} then, {now!r} now"
         raise ConfigError(f"cannot resume {where}: a different {what} ({detail})")
+
+
+#: What ``origin`` (the command line a checkpoint records) may hold: field -> (the
+#: check, what it must be).
+_ORIGIN: dict[str, tuple[Any, str]] = {
+    "spec": (lambda v: isinstance(v, str) and 0 < len(v) < 4096, "a spec name or file"),
+    "variant": (lambda v: v is None or isinstance(v, str), "a variant name"),
+    "consts": (lambda v: _strings(v), "a list of NAME=VALUE"),
+    "properties": (lambda v: _strings(v), "a list of property names"),
+    "no_symmetry": (lambda v: isinstance(v, bool), "a boolean"),
+    "deadlock": (lambda v: v is None or isinstance(v, bool), "a boolean or null"),
+    "strategy": (lambda v: v in ("bfs", "dfs"), "bfs or dfs"),
+    "max_depth": (lambda v: v is None or (_count(v) and v > 0), "a positive depth or null"),
+    "no_cache": (lambda v: isinstance(v, bool), "a boolean"),
+}
+
+
+def check_origin(folder: str | os.PathLike[str], origin: Any) -> dict[str, Any]:
+    """``origin`` (a checkpoint header's record of the command line), every field
+    present and of its type, or a one-line :class:`CorruptCheckpoint`."""
+    path = Path(folder) / FILE
+    if not isinstance(origin, dict):
+        raise CorruptCheckpoint(f"{path}: corrupt header ('origin' is not an object)")
+    for key, (ok, what) in _ORIGIN.items():
+        if key not in origin or not ok(origin[key]):
+            raise CorruptCheckpoint(f"{path}: corrupt header ('origin.{key}' is not {what})")
+    return origin
+
+
+def _strings(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
 # -- the file ------------------------------------------------------------------------
@@ -182,18 +218,41 @@ def exists(folder: str | os.PathLike[str]) -> bool:
     return (Path(folder) / FILE).is_file()
 
 
-def write(folder: str | os.PathLike[str], snap: Snapshot) -> Path:
+def state_types(model: Any) -> dict[str, type]:
+    """The record types a checkpoint of ``model`` may hold and rebuild: those its spec's
+    modules define or import (derived from the loaded spec, never from a file)."""
+    spec = getattr(model, "spec", None)
+    if spec is None:
+        return {}
+    modules = {type(spec).__module__, *spec_sources(model)}
+    return value_types(modules, extra=[type(spec)])
+
+
+def write(
+    folder: str | os.PathLike[str], snap: Snapshot, types: dict[str, type] | None = None
+) -> Path:
     """Write ``snap`` to ``folder`` atomically (the previous checkpoint stays valid
-    until the new one is whole on disk)."""
+    until the new one is whole on disk); ``types`` (see :func:`state_types`) are the
+    record types a resume can rebuild: a state holding another is refused now."""
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
-    frontier = pickle.dumps(snap.frontier, protocol=pickle.HIGHEST_PROTOCOL)
+    writer = Writer(types)
+    states = [writer.add(state) for _, state, _ in snap.frontier]
+    frontier = json.dumps(
+        {
+            **writer.document(),
+            "states": states,
+            "ordinals": [o for o, _, _ in snap.frontier],
+            "depths": [d for _, _, d in snap.frontier],
+        },
+        separators=(",", ":"),
+    ).encode()
     parts = [snap.fps.tobytes(), snap.parent.tobytes(), snap.choice.tobytes(), frontier]
     digest = hashlib.sha256()
     for p in parts:
         digest.update(p)
     header = {
-        "format": 1,
+        "format": FORMAT,
         "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "identity": snap.identity,
         "origin": snap.origin,
@@ -233,124 +292,233 @@ def _sync_folder(root: Path) -> None:
         os.close(fd)
 
 
-def read_header(folder: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON header of the checkpoint in ``folder`` (identity, origin, statistics)."""
-    header, _ = _read(Path(folder), body=False)
+def read_header(folder: str | os.PathLike[str], whole: bool = False) -> dict[str, Any]:
+    """The JSON header of the checkpoint in ``folder`` (identity, origin, statistics),
+    every field checked for its type and range; with ``whole``, also the rest of the
+    file against the header's checksum (``resume`` does so before importing a spec)."""
+    header, _ = _read(Path(folder), body=whole)
     return header
 
 
-def read(folder: str | os.PathLike[str], modules: set[str] | None = None) -> Snapshot:
-    """The checkpoint in ``folder``; ``modules`` are the module names whose classes the
-    frontier may hold (the spec's sources; default: those its identity lists)."""
+def read(folder: str | os.PathLike[str], types: dict[str, type]) -> Snapshot:
+    """The checkpoint in ``folder``.  ``types`` (see :func:`state_types` of the loaded
+    spec) are the only classes its frontier may be rebuilt as; every array is checked
+    against the others and the statistics before anything uses it."""
     root = Path(folder)
+    path = root / FILE
     header, body = _read(root, body=True)
     assert body is not None
-    lengths = header["lengths"]
     pieces: list[bytes] = []
     at = 0
-    for n in lengths:
+    for n in header["lengths"]:
         pieces.append(body[at : at + n])
         at += n
     fps, parent, choice = array("Q"), array("q"), array("I")
-    for arr, raw, size in zip((fps, parent, choice), pieces[:3], header["itemsizes"], strict=True):
-        if arr.itemsize != size:
-            raise CorruptCheckpoint(f"{root / FILE}: written on a machine with other word sizes")
+    for arr, raw in zip((fps, parent, choice), pieces[:3], strict=False):
+        if len(raw) % arr.itemsize:
+            raise CorruptCheckpoint(f"{path}: an array of {len(raw)} bytes is not whole")
         arr.frombytes(raw)
-    allowed = set(modules if modules is not None else header["identity"].get("sources", {}))
-    try:
-        frontier = _SafeUnpickler(io.BytesIO(pieces[3]), allowed).load()
-    except CorruptCheckpoint:
-        raise
-    except Exception as exc:
-        raise CorruptCheckpoint(f"{root / FILE}: its frontier does not read back ({exc})") from None
     stats = Stats(**header["stats"])
+    _check_table(path, stats, fps, parent)
+    try:
+        doc = json.loads(pieces[3])
+        if not isinstance(doc, dict):
+            raise CodecError("not an object")
+        reader = Reader(doc, types)
+        frontier = _frontier(doc, reader)
+    except CodecError as exc:
+        raise CorruptCheckpoint(f"{path}: its frontier does not read back ({exc})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise CorruptCheckpoint(f"{path}: its frontier is not JSON ({exc})") from None
+    _check_frontier(path, stats, frontier, parent)
     return Snapshot(
         stats=stats,
-        truncated=bool(header["truncated"]),
+        truncated=header["truncated"],
         fps=fps,
         parent=parent,
         choice=choice,
         frontier=frontier,
         identity=header["identity"],
-        origin=header.get("origin", {}),
+        origin=header["origin"],
     )
+
+
+def _frontier(doc: dict[str, Any], reader: Reader) -> list[tuple[int, Any, int]]:
+    states, ordinals, depths = doc.get("states"), doc.get("ordinals"), doc.get("depths")
+    if not (isinstance(states, list) and isinstance(ordinals, list) and isinstance(depths, list)):
+        raise CodecError("'states', 'ordinals' and 'depths' are not lists")
+    if not len(states) == len(ordinals) == len(depths):
+        raise CodecError("'states', 'ordinals' and 'depths' differ in length")
+    out = []
+    for s, o, d in zip(states, ordinals, depths, strict=True):
+        if type(o) is not int or type(d) is not int:
+            raise CodecError("an ordinal or a depth is not an integer")
+        out.append((o, reader.value(s), d))
+    return out
+
+
+def _check_table(path: Path, stats: Stats, fps: array[int], parent: array[int]) -> None:
+    """The trace table agrees with itself and with the statistics: one entry per
+    distinct state, each parent an earlier state, the initial states first, no
+    fingerprint twice."""
+    n = stats.distinct
+    if not len(fps) == len(parent) == n:
+        raise CorruptCheckpoint(
+            f"{path}: {len(fps):,} fingerprints and {len(parent):,} parents for "
+            f"{n:,} distinct states"
+        )
+    if n == 0:
+        raise CorruptCheckpoint(f"{path}: it records no state")
+    p = np.frombuffer(parent, dtype=np.int64)
+    if (p < -1).any() or (p >= np.arange(n)).any():
+        raise CorruptCheckpoint(f"{path}: a state's parent is not an earlier state")
+    roots = np.flatnonzero(p == -1)
+    if len(roots) == 0 or roots[-1] != len(roots) - 1:
+        raise CorruptCheckpoint(f"{path}: the initial states are not recorded first")
+    if len(np.unique(np.frombuffer(fps, dtype=np.uint64))) != n:
+        raise CorruptCheckpoint(f"{path}: a fingerprint is recorded twice")
+    if sum(stats.action_distinct) != n - len(roots):
+        raise CorruptCheckpoint(f"{path}: the per-action counts do not add up to the states")
+
+
+def _check_frontier(
+    path: Path, stats: Stats, frontier: list[tuple[int, Any, int]], parent: array[int]
+) -> None:
+    """The frontier is non-empty, names distinct recorded states, each at the depth
+    its parents give it (so a resumed run's depths and depth bound stay right)."""
+    if not frontier:
+        raise CorruptCheckpoint(
+            f"{path}: its frontier is empty (a run leaves no checkpoint with nothing to do)"
+        )
+    if len(frontier) != stats.queue:
+        raise CorruptCheckpoint(
+            f"{path}: {len(frontier):,} queued states, but its statistics say {stats.queue:,}"
+        )
+    ords = np.array([o for o, _, _ in frontier], dtype=np.int64)
+    depths = np.array([d for _, _, d in frontier], dtype=np.int64)
+    if (ords < 0).any() or (ords >= stats.distinct).any() or len(np.unique(ords)) != len(ords):
+        raise CorruptCheckpoint(f"{path}: a queued state is not a recorded state, or is twice")
+    # Each queued state's depth is the length of its parent chain (vectorised: one
+    # step up every chain at a time).
+    p = np.frombuffer(parent, dtype=np.int64)
+    length = np.ones(len(ords), dtype=np.int64)
+    cur = p[ords]
+    while True:
+        live = cur >= 0
+        if not live.any():
+            break
+        length[live] += 1
+        cur = np.where(live, p[np.maximum(cur, 0)], -1)
+    if (length != depths).any() or depths.max() > stats.depth:
+        raise CorruptCheckpoint(f"{path}: a queued state's depth is not its parents' count")
 
 
 def _read(root: Path, body: bool) -> tuple[dict[str, Any], bytes | None]:
     path = root / FILE
     try:
+        # A FIFO or a device would block or never end: only a regular file is read.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise CorruptCheckpoint(f"{path}: not a regular file")
         with open(path, "rb") as f:
             if f.read(len(MAGIC)) != MAGIC:
                 raise CorruptCheckpoint(f"{path}: not an mcheck checkpoint")
             n = int.from_bytes(f.read(8), "little")
-            if n <= 0 or n > 1 << 30:
+            if n <= 0 or n > MAX_HEADER:
                 raise CorruptCheckpoint(f"{path}: corrupt header")
             header = json.loads(f.read(n))
-            if not isinstance(header, dict) or header.get("format") != 1:
-                raise CorruptCheckpoint(f"{path}: unknown checkpoint format")
+            _check_header(path, header)
             if not body:
                 return header, None
-            data = f.read()
+            size = os.fstat(f.fileno()).st_size
+            expected = sum(header["lengths"])
+            if size - f.tell() != expected:
+                raise CorruptCheckpoint(
+                    f"{path}: truncated or damaged (its size does not match its header)"
+                )
+            data = f.read(expected)
     except FileNotFoundError:
         raise ConfigError(f"{root} holds no checkpoint ({FILE})") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise CorruptCheckpoint(f"{path}: cannot be read ({exc})") from None
-    try:
-        lengths = [int(x) for x in header["lengths"]]
-        expected = str(header["sha256"])
-    except (KeyError, TypeError, ValueError):
-        raise CorruptCheckpoint(f"{path}: corrupt header") from None
-    if sum(lengths) != len(data) or hashlib.sha256(data).hexdigest() != expected:
+    if len(data) != expected or hashlib.sha256(data).hexdigest() != header["sha256"]:
         raise CorruptCheckpoint(f"{path}: truncated or damaged (its checksum does not match)")
     return header, data
 
 
-#: Builtins a frontier may name: containers and atoms, nothing that runs code.
-_BUILTINS = {
-    "frozenset",
-    "set",
-    "tuple",
-    "list",
-    "dict",
-    "int",
-    "float",
-    "complex",
-    "str",
-    "bytes",
-    "bytearray",
-    "bool",
-    "slice",
-    "range",
-    "object",
-}
-#: Library packages whose classes (and pyrsistent's pickle helpers) may be built.
-_LIBRARIES = ("pyrsistent", "immutables")
-#: copyreg's helpers for objects pickled by class (dataclasses, enums' members).
-_COPYREG = {"_reconstructor", "__newobj__", "__newobj_ex__"}
+#: Largest header read (bytes): identity, origin and statistics are a few kilobytes.
+MAX_HEADER = 1 << 24
 
 
-class _SafeUnpickler(pickle.Unpickler):
-    """Builds only values: classes of the allowed modules (already imported: the spec
-    is loaded before its checkpoint is read), the libraries' persistent types and a
-    few builtins.  Anything else (os.system, eval, ...) is refused."""
+def _check_header(path: Path, header: Any) -> None:
+    """Every field of the header of its type and in its range (a checkpoint may come
+    from elsewhere: nothing in it is used before it passes here)."""
 
-    def __init__(self, file: io.BytesIO, modules: set[str]) -> None:
-        super().__init__(file)
-        self.modules = modules
+    def bad(what: str) -> CorruptCheckpoint:
+        return CorruptCheckpoint(f"{path}: corrupt header ({what})")
 
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "builtins" and name in _BUILTINS:
-            return super().find_class(module, name)
-        if module == "copyreg" and name in _COPYREG:
-            return super().find_class(module, name)
-        if module == "collections" and name in ("OrderedDict", "deque"):
-            return super().find_class(module, name)
-        top = module.split(".")[0]
-        if module in self.modules or top in _LIBRARIES or module == "checker.values":
-            loaded = sys.modules.get(module)
-            obj = getattr(loaded, name, None) if loaded is not None else None
-            if isinstance(obj, type) or (top == "pyrsistent" and callable(obj)):
-                return obj
+    if not isinstance(header, dict):
+        raise bad("not an object")
+    fmt = header.get("format")
+    if fmt != FORMAT:
+        if fmt == 1:
+            raise CorruptCheckpoint(
+                f"{path}: written by an older mcheck (format 1, a pickled frontier), which "
+                "this one does not read: run the check again"
+            )
+        raise CorruptCheckpoint(f"{path}: unknown checkpoint format")
+    for key, kind in (("identity", dict), ("origin", dict), ("stats", dict), ("truncated", bool)):
+        if not isinstance(header.get(key), kind):
+            raise bad(f"'{key}' is not {'an object' if kind is dict else 'a boolean'}")
+    lengths = header.get("lengths")
+    if not (isinstance(lengths, list) and len(lengths) == 4 and all(_count(x) for x in lengths)):
+        raise bad("'lengths' is not four byte counts")
+    if header.get("itemsizes") != ITEMSIZES:
         raise CorruptCheckpoint(
-            f"checkpoint names {module}.{name}, which is not a state value of this spec"
+            f"{path}: written on a machine with other word sizes ('itemsizes' is not {ITEMSIZES})"
         )
+    digest = header.get("sha256")
+    if not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= set(_HEX)):
+        raise bad("'sha256' is not a SHA-256 digest")
+    stats = header["stats"]
+    names = {f.name for f in fields(Stats)}
+    if set(stats) != names:
+        odd = sorted(set(stats) ^ names)
+        raise bad(f"'stats' has other fields than a run's: {', '.join(map(str, odd))[:80]}")
+    for name in names - {"seconds", "action_generated", "action_distinct"}:
+        if not _count(stats[name]):
+            raise bad(f"'stats.{name}' is not a count")
+    seconds = stats["seconds"]
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise bad("'stats.seconds' is not a number")
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise bad("'stats.seconds' is not a duration")
+    actions = header["identity"].get("actions")
+    if not (isinstance(actions, list) and all(isinstance(a, str) for a in actions)):
+        raise bad("'identity.actions' is not a list of action names")
+    for name in ("action_generated", "action_distinct"):
+        per = stats[name]
+        if not (isinstance(per, list) and len(per) == len(actions) and all(map(_count, per))):
+            raise bad(f"'stats.{name}' is not one count per action")
+    if not (
+        stats["generated"] >= stats["distinct"]
+        and sum(stats["action_generated"]) <= stats["generated"]
+        and stats["queue_peak"] >= stats["queue"]
+        and stats["depth"] >= 1
+    ):
+        raise bad("its counts contradict each other")
+
+
+def _clip(v: Any, width: int = 80) -> str:
+    # A value read from a file, shown in a one-line error: repr escapes control
+    # characters, and a long one is cut.
+    text = repr(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+FORMAT = 2
+ITEMSIZES = [8, 8, 4]
+_HEX = "0123456789abcdef"
+
+
+def _count(x: Any) -> bool:
+    return type(x) is int and 0 <= x < 1 << 62

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -31,7 +32,7 @@ from checker import __version__
 from checker.engine import Options, ignore_interrupts
 from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.itf import read_itf, record_types
-from checker.loader import available_specs, load_spec_class
+from checker.loader import available_specs, load_spec_class, spec_file
 from checker.model import CompiledSpec
 from checker.presentation import Presentation
 from checker.pretty import show
@@ -337,7 +338,7 @@ def run(
         checkpoint_every=checkpoint_every,
         origin={
             # A spec file is recorded by its absolute path: resume may run elsewhere.
-            "spec": str(Path(spec).resolve()) if spec.endswith(".py") else spec,
+            "spec": _origin_spec(spec),
             "variant": instance.variant,
             "consts": list(consts),
             "properties": list(properties),
@@ -353,6 +354,13 @@ def run(
 
 @main.command()
 @click.argument("folder", type=click.Path(file_okay=False))
+@click.option(
+    "--spec",
+    "spec_arg",
+    metavar="SPEC",
+    help="The spec to resume with (a name or a .py file): needed when the checkpoint "
+    "is of a spec file outside FOLDER.",
+)
 @click.option("--variant", help="Must be the checkpoint's variant (default: it is).")
 @CONST_OPTION
 @click.option(
@@ -368,6 +376,7 @@ def run(
 @guarded
 def resume(
     folder: str,
+    spec_arg: str | None,
     variant: str | None,
     consts: tuple[str, ...],
     max_states: int | None,
@@ -381,37 +390,65 @@ def resume(
     """Continue the run whose checkpoint is in FOLDER (written by mcheck run
     --checkpoint): the same spec, variant, constants and options, to the figures an
     uninterrupted run ends with.  A spec, variant, constant or fingerprint function
-    that changed since is refused."""
+    that changed since is refused.  A spec file is imported only when you name it
+    with --spec or FOLDER holds it."""
     from checker import checkpoint
 
-    origin = checkpoint.read_header(folder).get("origin") or {}
-    spec = origin.get("spec")
-    if not isinstance(spec, str):
-        raise ConfigError(f"{folder}: the checkpoint does not say which spec it is of")
-    recorded = [str(c) for c in origin.get("consts", [])]
+    # A damaged file is refused before any spec is imported for it.
+    origin = checkpoint.check_origin(folder, checkpoint.read_header(folder, whole=True)["origin"])
+    spec = spec_arg or _spec_to_resume(folder, origin["spec"])
+    where = spec_file(spec)
+    # Say what will be imported before importing it: spec code runs on import (on
+    # stdout: stderr keeps one line for an error, and --json its last line).
+    click.echo(f"mcheck: resuming {folder} with the spec in {where or spec}")
+    recorded = list(origin["consts"])
     # Constants given again must agree with the recorded ones (the identity check says
     # which differs); constants not given are the checkpoint's.
-    instance = build_spec(spec, variant or origin.get("variant"), (*recorded, *consts))
+    instance = build_spec(spec, variant or origin["variant"], (*recorded, *consts))
     model = CompiledSpec(
-        instance,
-        properties=[str(p) for p in origin.get("properties", [])],
-        symmetry=not origin.get("no_symmetry", False),
+        instance, properties=list(origin["properties"]), symmetry=not origin["no_symmetry"]
     )
     opts = Options(
-        strategy=str(origin.get("strategy", "bfs")),
-        symmetry=not origin.get("no_symmetry", False),
-        deadlock=origin.get("deadlock"),
+        strategy=origin["strategy"],
+        symmetry=not origin["no_symmetry"],
+        deadlock=origin["deadlock"],
         max_states=max_states,
-        max_depth=origin.get("max_depth"),
+        max_depth=origin["max_depth"],
         timeout=timeout,
-        cache=not origin.get("no_cache", False),
+        cache=not origin["no_cache"],
         checkpoint=folder,
         checkpoint_every=checkpoint_every,
         resume=True,
-        origin=origin,
+        origin={**origin, "spec": origin["spec"] if spec_arg is None else _origin_spec(spec)},
     )
     console = _console(no_color)
     _run_and_report(console, spec, instance, model, opts, "resumed, ", trace_out, picture, as_json)
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(:[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+def _spec_to_resume(folder: str, recorded: str) -> str:
+    """The spec a checkpoint names, if ``resume`` may import it without being told: a
+    plain spec name (found as ``mcheck run NAME`` finds it: the project's specs folder,
+    then the shipped specs) or a ``.py`` file inside the checkpoint's folder.  Any
+    other path or module could be any code on the machine: the user must name it."""
+    if _PLAIN_NAME.fullmatch(recorded):
+        return recorded
+    if recorded.endswith(".py"):
+        path = Path(recorded)
+        if path.is_absolute() and path.resolve().parent == Path(folder).resolve():
+            return str(path.resolve())
+    shown = _one_line(repr(recorded)[:200])
+    raise ConfigError(
+        f"{folder}: the checkpoint is of the spec {shown}, outside {folder}: resume imports "
+        f"a spec file only when you name it (mcheck resume {folder} --spec FILE)"
+    )
+
+
+def _origin_spec(spec: str) -> str:
+    """How a run records its spec for ``resume``: a file by its absolute path."""
+    return str(Path(spec).resolve()) if spec.endswith(".py") else spec
 
 
 @main.command()

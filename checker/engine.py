@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from checker.checkpoint import Snapshot
-from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError
 from checker.fingerprint import StateFingerprinter, StateValueError, encode
 from checker.frontier import BreadthFirstQueue, DepthFirstStack
 from checker.model import Model
@@ -471,10 +471,25 @@ class LocalBackend:
         self.fset.frozen = np.unique(np.frombuffer(fps, dtype=np.uint64))
         self.fset.recent = set()
         self.count = len(fps)
+        if not self.dfs:
+            # Breadth-first, the queue is every stored state not yet expanded: the
+            # newest ones, in ordinal order (checkpoint.read checked depths).
+            first = self.count - len(frontier)
+            if [o for o, _, _ in frontier] != list(range(first, self.count)):
+                raise ConfigError(
+                    "the checkpoint's queue is not its newest states in order, as a "
+                    "breadth-first run leaves it: it cannot be resumed"
+                )
         handle_of, fp_of = self.exp.handle_of, self.exp.fp_of
         for o, state, depth in frontier:
-            h = handle_of(state)
-            if not 0 <= o < len(fps) or fp_of(h) != fps[o]:
+            try:
+                h = handle_of(state)
+                same = 0 <= o < len(fps) and fp_of(h) == fps[o]
+            except (MCheckError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                raise ConfigError(
+                    f"the checkpoint's queued state {o} is not a state of this spec ({exc})"
+                ) from None
+            if not same:
                 raise ConfigError(
                     "the checkpoint's states fingerprint differently now (another "
                     "fingerprint function or spec): it cannot be resumed"
@@ -939,6 +954,13 @@ class Exploration:
         """Continue from a checkpoint: its trace table, statistics and frontier."""
         if len(snap.stats.action_generated) != len(self.model.action_names):
             raise ConfigError("the checkpoint was written for other actions")
+        inits = len(self.model.initial_states())
+        roots = np.frombuffer(snap.parent, dtype=np.int64) == -1
+        if (np.frombuffer(snap.choice, dtype=np.uint32)[roots] >= inits).any():
+            raise ConfigError(
+                f"the checkpoint records an initial state beyond the spec's {inits}: it "
+                "cannot be resumed"
+            )
         self.table.fps = array("Q", snap.fps)
         self.table.parent = array("q", snap.parent)
         self.table.choice = array("I", snap.choice)

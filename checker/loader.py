@@ -75,6 +75,22 @@ def _project_spec(name: str) -> Path | None:
     return None
 
 
+def spec_file(target: str) -> Path | None:
+    """The file :func:`load_module` would import for ``target`` (a spec name or a
+    ``.py`` file, ``:Class`` allowed), without importing anything; None for a dotted
+    module or a name no spec folder holds."""
+    module_part = target.partition(":")[0] if ":" in target else target
+    if module_part.endswith(".py"):
+        return Path(module_part).resolve()
+    if "." in module_part or not module_part.isidentifier():
+        return None
+    own = _project_spec(module_part)
+    if own is not None:
+        return own.resolve()
+    shipped = _shipped_dir() / f"{module_part}.py"
+    return shipped if shipped.is_file() else None
+
+
 def load_module(target: str) -> ModuleType:
     """Import the module named by ``target``: a spec name (the project's own specs
     folder first, then the shipped specs), a dotted module, or a ``.py`` file."""

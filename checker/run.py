@@ -175,10 +175,12 @@ def _checkpointing(
             "graph of one whole run; select invariants with --property"
         )
     identity = checkpoint.identity_of(model, symmetric, opts.strategy, deadlock, opts)
+    # The record types a frontier may hold: the loaded spec's (never the file's say).
+    types = checkpoint.state_types(model)
     resumed: Snapshot | None = None
     if opts.resume:
         checkpoint.check_identity(checkpoint.read_header(folder)["identity"], identity, folder)
-        resumed = checkpoint.read(folder, modules=set(identity["sources"]))
+        resumed = checkpoint.read(folder, types)
     elif checkpoint.exists(folder):
         raise ConfigError(
             f"{folder} already holds a checkpoint: continue it with mcheck resume {folder}, "
@@ -189,7 +191,7 @@ def _checkpointing(
     def save(snap: Snapshot) -> str:
         snap.identity = identity
         snap.origin = origin
-        path = checkpoint.write(folder, snap)
+        path = checkpoint.write(folder, snap, types)
         return (
             f"checkpoint of {snap.stats.distinct:,} states saved to {path}: continue with "
             f"mcheck resume {folder}"
