@@ -7,6 +7,11 @@ Write a spec with :class:`Spec`, :func:`action` and :func:`invariant`; check it 
 
 from __future__ import annotations
 
+# First: an interruption while the rest imports ends the mcheck command cleanly.
+from checker import early_signals
+
+early_signals.arm()
+
 from collections.abc import Sequence
 
 from checker.engine import Options

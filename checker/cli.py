@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import signal
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -28,7 +29,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from checker import __version__
+from checker import __version__, early_signals
 from checker.engine import Options, ignore_interrupts
 from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.itf import read_itf, record_types
@@ -65,6 +66,8 @@ def guarded(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # From here on the command handles interruptions (and saves what it must).
+        early_signals.release()
         previous = _term_as_interrupt()
         try:
             return fn(*args, **kwargs)
@@ -135,8 +138,24 @@ def build_spec(target: str, variant: str | None, consts: tuple[str, ...]) -> Spe
 
 
 #: Seconds between progress lines on stderr when it is not a terminal (CI logs), as
-#: TLC reports its progress once a minute.
+#: TLC reports its progress once a minute; ``MCHECK_PROGRESS_EVERY`` sets another
+#: interval (a script that waits for a run to be under way reads the first line).
 LOG_PROGRESS_EVERY = 60.0
+
+
+def _log_every() -> float:
+    raw = os.environ.get("MCHECK_PROGRESS_EVERY")
+    if raw is None:
+        return LOG_PROGRESS_EVERY
+    try:
+        every = float(raw)
+    except ValueError:
+        every = math.nan
+    if not (math.isfinite(every) and every > 0):
+        raise ConfigError(
+            f"MCHECK_PROGRESS_EVERY must be a positive number of seconds, not {raw!r}"
+        )
+    return every
 
 
 class _Progress:
@@ -148,7 +167,11 @@ class _Progress:
         self.enabled = enabled
         self.log = log and not enabled
         self.start = time.perf_counter()
-        self.next_log = self.start + LOG_PROGRESS_EVERY
+        self.every = _log_every()
+        # A terminal's status line waits 2 s (a short run shows none); logs keep
+        # their interval.
+        self.quiet = min(2.0, self.every) if self.log else 2.0
+        self.next_log = self.start + self.every
         self.live: Live | None = None
 
     def __call__(self, stats: Stats) -> None:
@@ -173,11 +196,11 @@ class _Progress:
         if not self.enabled and not self.log:
             return
         now = time.perf_counter()
-        if now - self.start < 2.0:
+        if now - self.start < self.quiet:
             return
         if self.log:
             if now >= self.next_log:
-                self.next_log = now + LOG_PROGRESS_EVERY
+                self.next_log = now + self.every
                 click.echo(f"progress: {line}", err=True)
             return
         text = Text(line, style="cyan")
@@ -191,6 +214,32 @@ class _Progress:
             self.live.stop()
 
 
+if TYPE_CHECKING:
+    _FloatParam = click.ParamType[float]
+else:  # click before 8.2 has no generic ParamType
+    _FloatParam = click.ParamType
+
+
+class _Seconds(_FloatParam):
+    """A positive, finite number of seconds (click's FloatRange lets NaN through: every
+    comparison with it is false)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not (math.isfinite(seconds) and 0 < seconds <= 1e9):
+            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
+        return seconds
+
+
+#: Every option that takes seconds (--timeout, --checkpoint-every).
+SECONDS = _Seconds()
+
+
 #: ``--const NAME=VALUE`` (repeatable), shared by every command that builds a spec.
 CONST_OPTION = click.option(
     "--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant."
@@ -199,7 +248,7 @@ CONST_OPTION = click.option(
 
 CHECKPOINT_EVERY_OPTION = click.option(
     "--checkpoint-every",
-    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    type=SECONDS,
     default=300.0,
     show_default=True,
     metavar="SECONDS",
@@ -260,7 +309,7 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
 @click.option("--max-depth", type=click.IntRange(min=1), help="Do not explore beyond this depth.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    type=SECONDS,
     help="Seconds before stopping (the whole run, liveness included).",
 )
 @click.option(
@@ -368,7 +417,7 @@ def run(
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    type=SECONDS,
     help="Seconds before stopping again (a checkpoint is saved then).",
 )
 @CHECKPOINT_EVERY_OPTION
@@ -470,7 +519,7 @@ def _origin_spec(spec: str) -> str:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    type=SECONDS,
     help="Seconds before stopping.",
 )
 @click.option(
@@ -557,7 +606,7 @@ def simulate(
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after examining this many.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.0, min_open=True, max=1e9),
+    type=SECONDS,
     help="Seconds before stopping.",
 )
 @click.option("--no-color", is_flag=True, help="Plain text output.")
@@ -1064,11 +1113,17 @@ def graph_cmd(
     instance = build_spec(spec, variant, consts)
     model = CompiledSpec(instance, properties=["none"], symmetry=False)
     labels = CompiledSpec(instance, symmetry=False)
+    console = _console(False)
+    progress = _Progress(console, enabled=console.is_terminal, log=True)
     try:
-        g = state_graph(model, max_nodes=max_nodes, violates=labels.violated_invariant)
+        g = state_graph(
+            model, max_nodes=max_nodes, violates=labels.violated_invariant, progress=progress
+        )
     except GraphIncomplete as exc:
         click.echo(f"mcheck: incomplete: {exc}: no graph written", err=True)
         sys.exit(ExitCode.INCOMPLETE)
+    finally:
+        progress.stop()
     with _shielded():
         write_graph(g, Path(out))
     click.echo(f"wrote {g.number_of_nodes()} states and {g.number_of_edges()} edges to {out}")

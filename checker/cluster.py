@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import inspect
 import logging
+import re
 from typing import Any
 
 import numpy as np
@@ -129,9 +130,19 @@ def parse_cluster(address: str) -> tuple[str, int | None]:
         if not count.isdigit() or int(count) < 1:
             raise ConfigError(f"--cluster local:N needs a worker count, got {address!r}")
         return "local", int(count)
-    if not address or address.startswith("local"):
-        raise ConfigError(f"--cluster expects local:N or a scheduler address, got {address!r}")
+    if not address or address.startswith("local") or not _ADDRESS.fullmatch(address):
+        raise ConfigError(
+            "--cluster expects local:N or a scheduler address such as "
+            f"tcp://10.0.0.1:8786, got {address!r}"
+        )
+    port = int(address.rsplit(":", 1)[1])
+    if not 0 < port < 65536:
+        raise ConfigError(f"--cluster: {port} is not a port number (1-65535)")
     return address, None
+
+
+#: A dask scheduler address: an optional protocol, a host name, IPv4 or [IPv6], a port.
+_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
 
 
 class ClusterBackend(LevelBackend):
@@ -149,6 +160,7 @@ class ClusterBackend(LevelBackend):
         self.recipe = recipe_of(model)
         super().__init__(model, renamings, deadlock, opts, fast)
         self.where, self.local_workers = parse_cluster(opts.cluster)
+        self.address = opts.cluster
         self.cluster: Any = None
         self.client: Any = None
         self.actors: list[Any] = []
@@ -156,6 +168,19 @@ class ClusterBackend(LevelBackend):
     # -- the cluster ---------------------------------------------------------------
     def _launch(self) -> None:
         distributed = _dask()
+        # dask logs a lost scheduler's reconnection attempts with tracebacks: the run
+        # reports the loss itself, in one line.
+        _quiet_dask()
+        try:
+            self._connect(distributed)
+        except (ConfigError, WorkerLost, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise WorkerLost(
+                f"the dask cluster {self.address} did not start ({type(exc).__name__}: {exc})"
+            ) from None
+
+    def _connect(self, distributed: Any) -> None:
         try:
             if self.local_workers is not None:
                 self.cluster = distributed.LocalCluster(
@@ -202,8 +227,12 @@ class ClusterBackend(LevelBackend):
         except (KeyboardInterrupt, MCheckError):
             raise
         except Exception as exc:
+            if self._scheduler_lost():
+                what = f"the dask scheduler {self.where} was lost"
+            else:
+                what = "a cluster worker was lost"
             raise WorkerLost(
-                f"a cluster worker was lost ({type(exc).__name__}: {exc}); the run is incomplete"
+                f"{what} ({type(exc).__name__}: {exc}); the run is incomplete"
             ) from None
         out = []
         for tag, value in results:
@@ -215,6 +244,17 @@ class ClusterBackend(LevelBackend):
                 raise WorkerLost(value)
             out.append(value)
         return out
+
+    def _scheduler_lost(self) -> bool:
+        """Whether the scheduler is gone: it does not answer the client within a few
+        seconds (the client itself may not have noticed yet)."""
+        if self.client is None or self.client.status not in ("running", "newly-created"):
+            return True
+        try:
+            self.client.sync(self.client.scheduler.identity, callback_timeout=5)
+        except Exception:
+            return True
+        return False
 
     # -- the Backend protocol ------------------------------------------------------
     def _seed(self, seeds: list[list[tuple[int, Any, int]]]) -> None:
@@ -251,3 +291,13 @@ class ClusterBackend(LevelBackend):
             if self.cluster is not None:
                 self.cluster.close()
         self.client = self.cluster = None
+
+
+def _quiet_dask() -> None:
+    """Silence dask's loggers in this process for good: a lost scheduler's reconnection
+    attempts are logged with tracebacks from dask's own thread, even after the client
+    is closed; the run reports the loss itself, in one line."""
+    names = ["distributed", "tornado", "asyncio"]
+    names += [n for n in logging.root.manager.loggerDict if n.startswith("distributed.")]
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)

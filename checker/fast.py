@@ -516,23 +516,28 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
                 else:
                     keysets[i] = None
 
-    for s in model.initial_states():
-        vals = tuple(model.variables(s))
-        if vals not in seen and model.within(s):
-            seen.add(vals)
-            queue.append(s)
-            note(vals)
-    while queue and len(seen) < PILOT_STATES:
-        s = queue.popleft()
-        for _, _, t in model.successors(s):
-            if not model.within(t):
-                continue
-            vals = tuple(model.variables(t))
-            if vals in seen:
-                continue
-            seen.add(vals)
-            queue.append(t)
-            note(vals)
+    try:
+        for s in model.initial_states():
+            vals = tuple(model.variables(s))
+            if vals not in seen and model.within(s):
+                seen.add(vals)
+                queue.append(s)
+                note(vals)
+        while queue and len(seen) < PILOT_STATES:
+            s = queue.popleft()
+            for _, _, t in model.successors(s):
+                if not model.within(t):
+                    continue
+                vals = tuple(model.variables(t))
+                if vals in seen:
+                    continue
+                seen.add(vals)
+                queue.append(t)
+                note(vals)
+    except EvaluationError:
+        # Spec code raised: the exploration proper meets the same error and reports
+        # it with the trace that reached it; the pilot only stops here.
+        pass
     n = len(seen)
     wide = {i for i, v in enumerate(values) if len(v) >= 512 and len(v) * 5 > n}
     return wide, _fixed_keys(keysets, wide)

@@ -31,6 +31,7 @@ import inspect
 import io
 import os
 import re
+import signal
 import time
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -42,7 +43,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from checker.engine import Options
+from checker.engine import Options, ignore_interrupts
 from checker.errors import ConfigError, MCheckError
 from checker.loader import load_spec_class
 from checker.model import CompiledSpec
@@ -149,6 +150,10 @@ def load_manifest(path: Path) -> list[GateCheck]:
         raise ConfigError(f"manifest not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a text (UTF-8) file") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the manifest {path}: {exc.strerror or exc}") from None
     entries = _table(_table(_table(data, "tool"), "mcheck"), "gate").get("check")
     if entries is None:
         entries = data.get("check")
@@ -385,7 +390,7 @@ def run_all(checks: list[GateCheck], jobs: int | None = None) -> tuple[list[Gate
         except KeyboardInterrupt:
             interrupted = True
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_leave_signals_to_the_gate)
         try:
             futures = {pool.submit(run_check, c): i for i, c in enumerate(checks)}
             for fut in as_completed(futures):
@@ -397,22 +402,25 @@ def run_all(checks: list[GateCheck], jobs: int | None = None) -> tuple[list[Gate
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
             if interrupted:
-                for proc in list(getattr(pool, "_processes", {}).values()):
+                # The report of what finished must be written whatever comes next.
+                ignore_interrupts()
+                # The pool forgets its processes on shutdown: stop them first.
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
                     with contextlib.suppress(Exception):
                         proc.terminate()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
     outcomes = [
         done.get(i) or _not_run(c, "interrupted before it finished") for i, c in enumerate(checks)
     ]
     return outcomes, interrupted
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C is the gate's to handle: its checks must not die with tracebacks.
-    import signal
-
+def _leave_signals_to_the_gate() -> None:
+    """In each pool process: Ctrl-C (sent to the whole process group) is the gate's to
+    handle, and the gate's SIGTERM to a check ends it at once, without a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_gate(
@@ -433,6 +441,8 @@ def run_gate(
     checks = select(load_manifest(path), only)
     if not checks:
         raise ConfigError(f"no check matches {', '.join(only)}")
+    if junit:
+        _check_writable(Path(junit), "the JUnit report")
     folder = traces if traces is not None else path.resolve().parent / "traces"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -469,7 +479,11 @@ def run_gate(
         if o.trace_text and (o.check.expect == "holds" or o.trace_length != o.check.trace_length):
             console.print(o.trace_text, markup=False, highlight=False)
     if junit:
-        Path(junit).write_text(junit_xml(outcomes, str(path)))
+        try:
+            _write_atomically(Path(junit), junit_xml(outcomes, str(path)))
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise ConfigError(f"cannot write the JUnit report {junit}: {why}") from None
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations(outcomes):
             print(line)
@@ -496,6 +510,27 @@ def run_gate(
     if interrupted:
         return 3
     return 1 if failed else 0
+
+
+def _check_writable(target: Path, what: str) -> None:
+    """Refuse, before any check runs, a report the gate could not write at its end."""
+    existed = target.exists()
+    try:
+        with open(target, "a"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write {what} to {target}: {exc.strerror or exc}") from None
+    if not existed:
+        with contextlib.suppress(OSError):
+            target.unlink()
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Write beside ``target``, then rename over it: an interrupted write leaves the
+    previous report (or none), never half of one."""
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, target)
 
 
 def _shown(p: Path | str) -> str:
@@ -627,13 +662,23 @@ def markdown_summary(outcomes: list[GateOutcome]) -> str:
     ]
     for o in outcomes:
         mark = "pass" if o.passed else "**FAIL**"
-        file = f"`{_shown(o.trace_file)}`" if o.trace_file else ""
+        file = f"`{_cell(_shown(o.trace_file))}`" if o.trace_file else ""
         rows.append(
-            f"| {o.check.name} | {o.check.describe_expectation()} | {o.got()} | "
+            f"| {_cell(o.check.name)} | {_cell(o.check.describe_expectation())} | "
+            f"{_cell(o.got())} | "
             f"{o.trace_length if o.trace_length is not None else ''} | {o.distinct:,} | "
             f"{o.seconds:.1f} | {mark} | {file} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text for one Markdown table cell: on one line (control characters escaped),
+    its bars and backticks escaped, no HTML."""
+    out = _printable(text).replace("\\", "\\\\")
+    for ch in "|`<>*_[]":
+        out = out.replace(ch, "\\" + ch)
+    return out
 
 
 def update_manifest(path: Path, outcomes: list[GateOutcome]) -> list[str]:

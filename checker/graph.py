@@ -20,7 +20,7 @@ from checker.engine import Exploration, LocalBackend, Options, make_expansion
 from checker.errors import ConfigError, MCheckError
 from checker.model import Model
 from checker.pretty import show
-from checker.result import Verdict
+from checker.result import Stats, Verdict
 from checker.stategraph import GraphRecorder
 
 
@@ -36,14 +36,16 @@ def state_graph(
     model: Model,
     max_nodes: int = 5000,
     violates: Callable[[Any], str | None] | None = None,
+    progress: Callable[[Stats], None] | None = None,
 ) -> Any:
     """The reachable state graph as a networkx MultiDiGraph (refused above max_nodes).
 
     ``model`` should select no invariant (the whole graph is wanted, bad states
-    included); ``violates`` names the invariant a state breaks, for the node label.
+    included); ``violates`` names the invariant a state breaks, for the node label;
+    ``progress`` is called with the figures as the exploration goes.
     """
     recorder = GraphRecorder(model, keep_states=True)
-    opts = Options(deadlock=False, max_states=max_nodes + 1, symmetry=False)
+    opts = Options(deadlock=False, max_states=max_nodes + 1, symmetry=False, progress=progress)
     backend = LocalBackend(model, make_expansion(model, [{}], False), "bfs", None, recorder)
     outcome = Exploration(model, opts, backend).run()
     if outcome.verdict is Verdict.INCOMPLETE and outcome.stats.distinct > max_nodes:

@@ -433,12 +433,18 @@ def itf_from_json(doc: Any, where: str = "trace", types: dict[str, type] | None 
             raise TraceFileError(f"{where}: state {i} has a malformed value: {exc}") from None
         steps.append(smeta)
     loop = doc.get("loop")
+    if loop is not None and (
+        not isinstance(loop, int) or isinstance(loop, bool) or not 0 <= loop < len(states)
+    ):
+        raise TraceFileError(
+            f"{where}: 'loop' is {_clip(loop)}, not the index of one of its {len(states)} states"
+        )
     return ItfTrace(
         meta=meta,
         var_names=var_names,
         states=states,
         steps=steps,
-        loop=loop if isinstance(loop, int) and not isinstance(loop, bool) else None,
+        loop=loop,
         model_values=reader.names,
         record_types=reader.types,
     )

@@ -121,7 +121,8 @@ def picture_of(data: TimelineData) -> Picture:
 
 # -- Mermaid -------------------------------------------------------------------------
 def _mm(text: str) -> str:
-    """Text safe inside a Mermaid message or note (no line breaks, no separators)."""
+    """Text safe inside a Mermaid message or note (no line breaks, no separators, no
+    directives)."""
     return (
         " ".join(text.split())
         .replace(";", ",")
@@ -129,6 +130,9 @@ def _mm(text: str) -> str:
         .replace("->", "\u2192")  # an arrow, not Mermaid's arrow syntax
         .replace("<", "\u2039")  # angle quotes: Mermaid reads < and > as markup
         .replace(">", "\u203a")
+        # Mermaid reads %%{...}%% anywhere in the text as a directive (%%{init}%% can
+        # restyle the diagram or load a theme): a full-width percent sign instead.
+        .replace("%", "\uff05")
     )
 
 

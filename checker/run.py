@@ -125,8 +125,20 @@ def _run(model: Model, options: Options | None) -> Result:
         if outcome is None:
             n = len(model.action_names)
             stats = Stats(action_generated=[0] * n, action_distinct=[0] * n)
+            if resumed is not None:
+                # Stopped before going on: the figures are still the checkpoint's.
+                stats = replace(
+                    resumed.stats,
+                    action_generated=list(resumed.stats.action_generated),
+                    action_distinct=list(resumed.stats.action_distinct),
+                )
             reason = f"timeout {opts.timeout}s reached while setting up"
             outcome = Outcome(Verdict.INCOMPLETE, stats, TraceTable(), reason=reason)
+            if resumed is not None:
+                outcome.warnings.append(
+                    f"the checkpoint in {opts.checkpoint} is unchanged: continue with "
+                    f"mcheck resume {opts.checkpoint}"
+                )
     trace = _counterexample(model, outcome, renamings)
     result = _result(model, opts, outcome, symmetric, trace, warnings)
     if liveness and result.verdict is Verdict.OK:

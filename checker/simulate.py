@@ -28,6 +28,7 @@ result is shorter, not necessarily shortest: breadth-first ``mcheck run`` finds 
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -68,7 +69,7 @@ class SimulationOptions:
             raise ConfigError("--depth must be at least 1")
         if self.traces is not None and self.traces < 1:
             raise ConfigError("--traces must be at least 1")
-        if self.timeout is not None and self.timeout <= 0:
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
 
 

@@ -125,9 +125,13 @@ MAX_LOG_BYTES = 256 * 1024 * 1024
 
 def _read_text(path: Path) -> str:
     try:
-        if path.stat().st_size > MAX_LOG_BYTES:
+        # Read at most one byte more than allowed: a device or a pipe (/dev/zero)
+        # reports no size, and must not be read without bound.
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_LOG_BYTES + 1)
+        if len(data) > MAX_LOG_BYTES:
             raise LogError(f"{path} is larger than {MAX_LOG_BYTES:,} bytes")
-        return path.read_bytes().decode("utf-8")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise LogError(f"log file not found: {path}") from None
     except UnicodeDecodeError as exc:
@@ -147,6 +151,9 @@ def read_ndjson(path: Path) -> list[LogEvent]:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise LogError(f"{path}:{n}: not JSON ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:
+            # An integer of thousands of digits, or nesting deeper than any event.
+            raise LogError(f"{path}:{n}: not a loggable value ({exc})") from None
         if not isinstance(obj, dict):
             raise LogError(f"{path}:{n}: an event must be a JSON object")
         name = obj.get("event")
@@ -171,7 +178,7 @@ def read_ratis_log(path: Path) -> list[LogEvent]:
             if m is None:
                 continue
             params = {
-                k: int(v) if re.fullmatch(r"-?\d+", v) else v for k, v in m.groupdict().items()
+                k: int(v) if re.fullmatch(r"-?\d{1,30}", v) else v for k, v in m.groupdict().items()
             }
             events.append(LogEvent(n, name, params, text=raw.strip()))
             break
@@ -197,18 +204,23 @@ def read_itf_log(path: Path, spec_cls: type) -> list[LogEvent]:
 
 
 def read_log(path: Path, fmt: str, spec_cls: type) -> list[LogEvent]:
-    """A log as events: ``fmt`` is ndjson, itf, ratis-log or auto (by the name)."""
+    """A log as events: ``fmt`` is ndjson, itf, ratis-log or auto (by the name).  A
+    log with no event is refused: it would match every spec, and say nothing."""
     if fmt == "auto":
         fmt = "itf" if path.name.endswith(".itf.json") else "ndjson"
         if path.suffix == ".log":
             fmt = "ratis-log"
     if fmt == "ndjson":
-        return read_ndjson(path)
-    if fmt == "itf":
-        return read_itf_log(path, spec_cls)
-    if fmt == "ratis-log":
-        return read_ratis_log(path)
-    raise ConfigError(f"unknown log format {fmt!r} (ndjson, itf, ratis-log)")
+        events = read_ndjson(path)
+    elif fmt == "itf":
+        events = read_itf_log(path, spec_cls)
+    elif fmt == "ratis-log":
+        events = read_ratis_log(path)
+    else:
+        raise ConfigError(f"unknown log format {fmt!r} (ndjson, itf, ratis-log)")
+    if not events:
+        raise LogError(f"{path} holds no event: an empty log is no evidence of anything")
+    return events
 
 
 # -- comparing recorded values with the model's ---------------------------------------
@@ -352,7 +364,9 @@ class Validator:
                 try:
                     actual = getter(self.model.spec, state)
                 except Exception as exc:
-                    raise EvaluationError(f"log mapping for {key}", exc, state) from exc
+                    raise EvaluationError(
+                        f"log mapping for {key} (log line {ev.line})", exc, state
+                    ) from exc
             if ev.normalize is not None:
                 same = bool(recorded == ev.normalize(actual))
             else:
@@ -450,8 +464,25 @@ class Validator:
                     yield c, None, (), c.state
                     continue
                 for ai, params, t in self._successors(c.state):
-                    if ai in allowed and (rule.where is None or rule.where(ev.params, params)):
+                    if ai in allowed and (rule.where is None or self._where(rule, ev, params)):
                         yield c, ai, params, t
+
+    @staticmethod
+    def _where(rule: On, ev: LogEvent, params: tuple[Any, ...]) -> bool:
+        """The mapping's ``where`` on an event: a parameter the event lacks is the
+        log's fault (its line), anything else the mapping's."""
+        assert rule.where is not None
+        try:
+            return bool(rule.where(ev.params, params))
+        except KeyError as exc:
+            raise LogError(
+                f"line {ev.line}: event {ev.name!r} has no parameter {exc}, which the mapping reads"
+            ) from None
+        except Exception as exc:
+            raise LogError(
+                f"line {ev.line}: the mapping of event {ev.name!r} raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
 
     def advance(self, frontier: list[_Node], ev: LogEvent, rule: On) -> list[_Node]:
         """The nodes consistent with the log after ``ev``."""

@@ -23,6 +23,7 @@ from checker.errors import ConfigError
 from checker.loader import load_spec_class
 from checker.result import Result, Verdict
 from tests.seed_helpers import figures
+from tests.watch import Watched
 
 ROOT = Path(__file__).resolve().parents[1]
 MCHECK = [sys.executable, "-m", "checker"]
@@ -226,44 +227,37 @@ def test_damaged_checkpoint_is_one_line_error(tmp_path: Path) -> None:
 
 
 def test_a_crash_while_writing_keeps_the_previous_checkpoint(tmp_path: Path) -> None:
-    """kill -9 a run that checkpoints continuously, at moments spread over its writes:
-    after each kill the folder holds a checkpoint that reads back whole."""
+    """kill -9 a run that checkpoints continuously, at moments spread over its writes
+    (counted from its first checkpoint, not from its start): after each kill the
+    folder holds a checkpoint that reads back whole."""
     folder = tmp_path / "ck"
-    kills = 0
-    for delay in (1.3, 1.7, 2.1):
+    for delay in (0.0, 0.15, 0.4):
         if folder.exists():
             shutil.rmtree(folder)
-        proc = subprocess.Popen(
-            [*MCHECK, "run", "raft", "--const", "MaxLogLen=0", "--no-symmetry",
-             "--checkpoint", str(folder), "--checkpoint-every", "0.000001"],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        run = Watched(
+            "run", "raft", "--const", "MaxLogLen=0", "--no-symmetry",
+            "--checkpoint", str(folder), "--checkpoint-every", "0.000001",
         )  # fmt: skip
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        if not ckpt.exists(folder):
-            continue  # killed before the first write finished
-        kills += 1
+        end = time.monotonic() + 180
+        while not ckpt.exists(folder) and time.monotonic() < end and run.proc.poll() is None:
+            time.sleep(0.01)
+        assert ckpt.exists(folder), run.finish()
+        time.sleep(delay)  # a spread over the writes, after the readiness signal
+        run.signal(signal.SIGKILL)
+        run.finish()
         snap = ckpt.read(folder, ckpt.state_types(_model("raft")))
         assert len(snap.fps) == snap.stats.distinct > 0
         assert all(0 <= o < len(snap.fps) for o, _, _ in snap.frontier)
-    assert kills >= 2
 
 
 def test_ctrl_c_saves_a_final_checkpoint_and_resume_finishes(tmp_path: Path) -> None:
     folder = tmp_path / "ck"
-    # About 5 s of exploration here (MaxTerm=3 now ends within the 1.5 s before the
-    # interrupt, which then tests nothing).
     args = ["raft", "--const", "Server=2", "--const", "MaxTerm=4", "--no-symmetry"]
-    proc = subprocess.Popen(
-        [*MCHECK, "run", *args, "--checkpoint", str(folder), "--json"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 3, err
+    run = Watched("run", *args, "--checkpoint", str(folder), "--json")
+    run.progress()  # under way (about 5 s of exploration in all)
+    run.signal(signal.SIGINT)
+    code, out, err = run.finish(timeout=60)
+    assert code == 3, err
     stopped = json.loads(out.strip().splitlines()[-1])
     assert stopped["reason"] == "interrupted"
     assert any("continue with mcheck resume" in w for w in stopped["warnings"])
@@ -278,3 +272,32 @@ def test_ctrl_c_saves_a_final_checkpoint_and_resume_finishes(tmp_path: Path) -> 
         whole.stats.generated,
         whole.stats.depth,
     )
+
+
+def test_a_resume_stopped_while_setting_up_keeps_the_checkpoint_s_figures(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """--timeout during set-up (here a symmetry check that outlasts it) reports the
+    checkpoint's figures, not zero states, and leaves the checkpoint as it was."""
+    run_module = sys.modules["checker.run"]
+
+    folder = str(tmp_path / "ck")
+    monkeypatch.setattr(engine, "CHUNK", 64)
+
+    def make() -> Any:
+        return CompiledSpec(load_spec_class("raft")(Server="2"), symmetry=True)
+
+    opts = {"checkpoint": folder, "checkpoint_every": 1e-9}
+    check(make(), Options(max_states=500, **opts))
+    before = (Path(folder) / ckpt.FILE).read_bytes()
+    saved = ckpt.read_header(folder)["stats"]["distinct"]
+
+    def slow_check(*args: Any, **kwargs: Any) -> None:
+        time.sleep(30)
+
+    monkeypatch.setattr(run_module, "check_symmetry", slow_check)
+    stopped = check(make(), Options(resume=True, timeout=0.2, **opts))
+    assert stopped.verdict is Verdict.INCOMPLETE and "setting up" in (stopped.reason or "")
+    assert stopped.stats.distinct == saved > 0
+    assert any("unchanged" in w for w in stopped.warnings)
+    assert (Path(folder) / ckpt.FILE).read_bytes() == before

@@ -4,6 +4,7 @@ incomplete; options that cannot work there are refused."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ from checker import run as check
 from checker.loader import load_spec_class
 from checker.result import Verdict
 from tests.seed_helpers import figures
+from tests.watch import Watched
 
 distributed = pytest.importorskip("distributed")
 
@@ -92,16 +94,84 @@ def test_cli_local_cluster() -> None:
 def test_a_lost_worker_makes_the_run_incomplete(cluster: Any) -> None:
     with distributed.Client(cluster) as client:
         pids = client.run(os.getpid)
-    proc = subprocess.Popen(
-        [*MCHECK, "run", "raft", "--const", "MaxLogLen=0", "--no-symmetry",
-         "--cluster", cluster.scheduler_address],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    run = Watched(
+        "run", "raft", "--const", "MaxLogLen=0", "--no-symmetry",
+        "--cluster", cluster.scheduler_address,
     )  # fmt: skip
-    time.sleep(4.0)
+    run.progress()
     os.kill(next(iter(pids.values())), signal.SIGKILL)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 3, (out, err)
+    code, out, err = run.finish(timeout=120)
+    assert code == 3, (out, err)
     assert "INCOMPLETE (a cluster worker was lost" in out, out
+    assert "Traceback" not in err, err
+
+
+def test_a_lost_scheduler_makes_the_run_incomplete(tmp_path: Path) -> None:
+    """The scheduler killed mid-run: exit 3 with one reason, none of dask's
+    tracebacks (the client logs its reconnection attempts)."""
+    port = _free_port()
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", str(port), "--no-dashboard"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    address = f"tcp://127.0.0.1:{port}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+         "--nworkers", "2", "--no-dashboard"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+        run = Watched(
+            "run", "raft", "--const", "MaxLogLen=1", "--no-symmetry", "--cluster", address
+        )
+        run.progress()
+        scheduler.kill()
+        code, out, err = run.finish(timeout=120)
+    finally:
+        scheduler.kill()
+        worker.kill()
+        scheduler.wait()
+        worker.wait()
+    assert code == 3, (out, err)
+    assert f"the dask scheduler {address} was lost" in out, out
+    assert "Traceback" not in err and "ERROR" not in err, err
+
+
+def test_a_worker_killed_while_the_cluster_starts_is_incomplete() -> None:
+    """local:2 with a worker process killed as soon as it appears: exit 3, one
+    reason (dask's "Nanny failed to start" was an internal error)."""
+    run = Watched("run", "raft", "--const", "MaxLogLen=0", "--no-symmetry", "--cluster", "local:2")
+    killed = None
+    end = time.monotonic() + 120
+    while killed is None and time.monotonic() < end and run.proc.poll() is None:
+        for pid in _child_pids(run.pid):
+            with contextlib.suppress(OSError):
+                if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    os.kill(pid, signal.SIGKILL)
+                    killed = pid
+                    break
+        time.sleep(0.01)
+    assert killed is not None
+    code, out, err = run.finish(timeout=120)
+    assert code == 3, (out, err)
+    assert "INCOMPLETE (the dask cluster local:2 did not start" in out or "was lost" in out, out
+    assert "Traceback" not in err, err
+
+
+def _child_pids(pid: int) -> list[int]:
+    proc = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in proc.stdout.split()]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -111,6 +181,7 @@ def test_a_lost_worker_makes_the_run_incomplete(cluster: Any) -> None:
         (["--strategy", "dfs"], "breadth-first only"),
         (["--checkpoint", "/nonexistent/ck"], "--checkpoint works with one process"),
         (["--property", "FollowersEventuallyMatchLeader"], "drop --cluster"),
+        (["--cluster", "not a url"], "a scheduler address such as tcp://10.0.0.1:8786"),
         ([], "needs a worker count"),
     ],
 )

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.watch import Watched
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 MCHECK = [sys.executable, "-m", "checker"]
@@ -33,6 +35,7 @@ def _as_from_a_terminal() -> None:
 
 
 def _start(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    """A run whose output is read at its end (for runs not signalled mid-way)."""
     return subprocess.Popen(
         [*MCHECK, *args],
         cwd=kw.pop("cwd", ROOT),
@@ -83,16 +86,13 @@ LONG_RUN = ("run", "raft", "--const", "MaxLogLen=0", "--no-symmetry", "--json")
 
 
 def test_a_killed_worker_stops_the_run_within_seconds() -> None:
-    proc = _start(*LONG_RUN, "--workers", "2")
-    try:
-        assert _wait_for(lambda: len(_children(proc.pid)) >= 2, 30)
-        time.sleep(2.0)  # well into the exploration
-        workers = _children(proc.pid)
-        os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
-        out, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert proc.returncode == 3, err
+    run = Watched(*LONG_RUN, "--workers", "2")
+    run.progress()  # well into the exploration
+    workers = _children(run.pid)
+    assert len(workers) >= 2
+    os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
+    code, out, err = run.finish(timeout=60)
+    assert code == 3, err
     d = _json(out)
     assert d["result"] == "incomplete"
     assert "worker" in d["reason"] and "died" in d["reason"] and "SIGKILL" in d["reason"]
@@ -102,19 +102,52 @@ def test_a_killed_worker_stops_the_run_within_seconds() -> None:
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_is_an_interruption(workers: str) -> None:
-    proc = _start(*LONG_RUN, "--workers", workers)
-    try:
-        time.sleep(3.0)
-        children = _children(proc.pid)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert proc.returncode == 3, err
+    run = Watched(*LONG_RUN, "--workers", workers)
+    run.progress()
+    children = _children(run.pid)
+    run.signal(signal.SIGTERM)
+    code, out, err = run.finish(timeout=60)
+    assert code == 3, err
     d = _json(out)
     assert (d["result"], d["reason"]) == ("incomplete", "interrupted")
     assert d["distinct_states"] > 0
     assert _wait_for(lambda: not any(_alive(p) for p in children), 5)
+
+
+def test_sigterm_while_mcheck_still_imports_is_exit_3(tmp_path: Path) -> None:
+    """A SIGTERM (or Ctrl-C) before any command runs: one line, exit 3, not signal 15.
+    A stand-in for numpy (which mcheck imports right after arming its handlers) says
+    when the import is under way and holds it there."""
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "import sys, time\nprint('importing numpy', file=sys.stderr, flush=True)\ntime.sleep(60)\n"
+    )
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        run = Watched("run", "die_hard", env={"PYTHONPATH": str(tmp_path)})
+        run.wait_for("importing numpy")
+        run.signal(sig)
+        code, _out, err = run.finish(timeout=30)
+        assert code == 3, (sig, code, err)
+        assert err.strip().splitlines()[-1] == "mcheck: interrupted before a verdict: incomplete"
+        assert "Traceback" not in err
+
+
+def test_a_library_caller_keeps_its_own_signal_handlers() -> None:
+    """Importing mcheck in a program (not the command) changes no signal handler."""
+    code = (
+        "import signal\n"
+        "def handlers():\n"
+        "    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)\n"
+        "before = handlers()\n"
+        "import checker\n"
+        "assert handlers() == before\n"
+        "print('same')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.strip() == "same", proc.stderr
 
 
 @pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
@@ -148,18 +181,16 @@ def test_running_out_of_memory_is_incomplete_with_figures(workers: str) -> None:
     assert "Traceback" not in text
 
 
-def _interrupt(args: tuple[str, ...], after: float, twice: bool = False, **kw: Any) -> Any:
-    proc = _start(*args, **kw)
-    try:
-        time.sleep(after)
-        proc.send_signal(signal.SIGINT)
-        if twice:
-            time.sleep(0.05)
-            proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    return proc.returncode, out, err
+def _interrupt(
+    args: tuple[str, ...], ready: str = "progress: distinct", twice: bool = False, **kw: Any
+) -> Any:
+    """Start mcheck, wait for the line ``ready`` on stderr, then Ctrl-C it (twice)."""
+    run = Watched(*args, **kw)
+    run.wait_for(ready)
+    run.signal(signal.SIGINT)
+    if twice:
+        run.signal(signal.SIGINT)
+    return run.finish(timeout=60)
 
 
 def test_ctrl_c_during_liveness_is_incomplete() -> None:
@@ -170,8 +201,7 @@ def test_ctrl_c_during_liveness_is_incomplete() -> None:
             "--property",
             "FollowersEventuallyMatchLeader",
             "--json",
-        ),
-        3.0,
+        )
     )
     assert code == 3, err
     d = _json(out)
@@ -179,13 +209,14 @@ def test_ctrl_c_during_liveness_is_incomplete() -> None:
 
 
 def test_a_second_ctrl_c_is_still_exit_3() -> None:
-    code, _out, err = _interrupt(LONG_RUN, 3.0, twice=True)
+    code, _out, err = _interrupt(LONG_RUN, twice=True)
     assert code == 3, err
     assert "Traceback" not in err
 
 
 def test_ctrl_c_during_start_up_is_exit_3() -> None:
-    code, _out, err = _interrupt(("run", str(FIXTURES / "slow_import.py")), 2.0)
+    # The fixture says when its (30 s) import has begun.
+    code, _out, err = _interrupt(("run", str(FIXTURES / "slow_import.py")), ready="slow import")
     assert code == 3
     assert "interrupted" in err and "Traceback" not in err
 
@@ -202,26 +233,42 @@ def test_ctrl_c_during_graph_export_is_exit_3(tmp_path: Path) -> None:
             str(out_file),
             "--max-nodes",
             "1000000",
-        ),
-        3.0,
+        )
     )
     assert code == 3, err
     assert "incomplete" in err and not out_file.exists()
 
 
-def test_ctrl_c_during_the_gate_keeps_the_junit_report(tmp_path: Path) -> None:
+def _gate_manifest(tmp_path: Path) -> Path:
     manifest = tmp_path / "gate.toml"
     manifest.write_text(
         '[[check]]\nname = "quick"\nspec = "die_hard"\nexpect = "violates BigJugNotFour"\n'
         '[[check]]\nname = "slow"\nspec = "raft"\nconstants = { MaxLogLen = 1 }\n'
         'symmetry = false\nexpect = "holds"\n'
     )
+    return manifest
+
+
+def _quick_check_done(tmp_path: Path) -> bool:
+    # The quick check's counterexample is saved when it finishes: the slow one runs.
+    return any((tmp_path / "traces").glob("gate-quick*.itf.json"))
+
+
+@pytest.mark.parametrize(("sig", "jobs"), [(signal.SIGINT, "1"), (signal.SIGTERM, "2")])
+def test_interrupting_the_gate_keeps_the_junit_report(tmp_path: Path, sig: int, jobs: str) -> None:
+    manifest = _gate_manifest(tmp_path)
     junit = tmp_path / "junit.xml"
-    code, out, err = _interrupt(("gate", str(manifest), "--junit", str(junit), "--jobs", "1"), 4.0)
+    run = Watched("gate", str(manifest), "--junit", str(junit), "--jobs", jobs)
+    assert _wait_for(lambda: _quick_check_done(tmp_path), 180)
+    pool = _children(run.pid)
+    run.signal(sig)
+    code, out, err = run.finish(timeout=60)
     assert code == 3, (out, err)
     assert "interrupted" in out and "Traceback" not in out + err
     report = junit.read_text()
     assert 'name="quick"' in report and 'name="slow"' in report
+    # No check process outlives the gate.
+    assert _wait_for(lambda: not any(_alive(p) for p in pool), 10)
 
 
 def test_showing_a_huge_trace_is_bounded(tmp_path: Path) -> None:
