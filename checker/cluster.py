@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from checker.collector import paced_collector
-from checker.engine import ChunkResult, Key, Options, WorkerLost
+from checker.engine import ChunkResult, Options, WorkerLost
 from checker.errors import ConfigError, MCheckError
-from checker.fast import CacheUnsound, LayoutChanged
+from checker.expansion import ExpansionSettings, Key, Restart
 from checker.model import CompiledSpec, Model
 from checker.partition import LevelBackend, Partition
 from checker.spec import USER_MODULE_PREFIX
@@ -82,12 +82,12 @@ class PartitionActor:
         recipe: dict[str, Any],
         renamings: list[dict[Any, Any]],
         deadlock: bool,
-        fast: dict[str, Any],
+        settings: ExpansionSettings,
     ) -> None:
         self.failure: tuple[str, Any] | None = None
         try:
             self.part: Partition | None = Partition(
-                w, n, model_of(recipe), renamings, deadlock, fast
+                w, n, model_of(recipe), renamings, deadlock, settings
             )
         except Exception as exc:
             self.part = None
@@ -101,10 +101,8 @@ class PartitionActor:
         try:
             with paced_collector():
                 return ("ok", getattr(self.part, method)(*args))
-        except CacheUnsound as exc:
-            return ("unsound", exc.what)
-        except LayoutChanged as exc:
-            return ("layout", exc.var)
+        except Restart as exc:
+            return ("restart", exc)
         except MemoryError:
             return ("failed", f"worker {self.part.w} ran out of memory")
         except MCheckError as exc:
@@ -154,11 +152,11 @@ class ClusterBackend(LevelBackend):
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         opts: Options,
-        fast: dict[str, Any] | None = None,
+        settings: ExpansionSettings | None = None,
     ) -> None:
         assert opts.cluster is not None
         self.recipe = recipe_of(model)
-        super().__init__(model, renamings, deadlock, opts, fast)
+        super().__init__(model, renamings, deadlock, opts, settings)
         self.where, self.local_workers = parse_cluster(opts.cluster)
         self.address = opts.cluster
         self.cluster: Any = None
@@ -208,7 +206,7 @@ class ClusterBackend(LevelBackend):
                 self.recipe,
                 self.renamings,
                 self.deadlock,
-                self.fast,
+                self.settings,
                 actor=True,
                 workers=[addr],
                 allow_other_workers=False,
@@ -236,10 +234,8 @@ class ClusterBackend(LevelBackend):
             ) from None
         out = []
         for tag, value in results:
-            if tag == "unsound":
-                raise CacheUnsound(value)
-            if tag == "layout":
-                raise LayoutChanged(value)
+            if tag == "restart":
+                raise value
             if tag == "failed":
                 raise WorkerLost(value)
             out.append(value)

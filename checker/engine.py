@@ -14,7 +14,9 @@ order, which is exactly the order one sequential BFS (or DFS) would meet them in
 keeps the trace table, the statistics and the limits.  Two backends exist: the local
 one (:class:`LocalBackend`, this process, optionally recording the state graph for
 liveness and export) and the worker pool of :mod:`checker.parallel`; both do the
-per-state work through the same :class:`Expansion`.
+per-state work through the same expansion interface
+(:class:`checker.expansion.ExpansionLike`), which is all the core knows of how states
+are expanded: the fast engine plugs in behind it (see :mod:`checker.expansions`).
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from checker.checkpoint import Snapshot
-from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError
-from checker.fingerprint import StateFingerprinter, StateValueError, encode
+from checker.errors import ConfigError, EvaluationError, MCheckError
+from checker.expansion import Event, ExpansionLike, Key, NewState
 from checker.frontier import BreadthFirstQueue, DepthFirstStack
 from checker.model import Model
 from checker.result import Stats, Verdict
@@ -44,8 +46,6 @@ from checker.store import TraceTable, VisitedSet
 CHUNK = 1024
 #: States expanded before their successors are looked up together (see step()).
 BATCH = 128
-#: Expanded states between the checks that the first states are not mutated in place.
-MUTATION_CHECKS = 200
 
 
 @dataclass
@@ -62,7 +62,7 @@ class Options:
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
     workers: int = 1
-    #: Use the fast engine's caches (checker.fast); False runs every action directly.
+    #: Use the fast engine's caches (checker.fastpath); False runs every action directly.
     cache: bool = True
     #: A folder to write checkpoints to (see checker.checkpoint), every
     #: ``checkpoint_every`` seconds and when the run stops at a chunk boundary.
@@ -108,33 +108,6 @@ class Options:
             raise ConfigError("resuming needs the checkpoint folder")
         if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every > 0):
             raise ConfigError("--checkpoint-every must be a positive number of seconds")
-
-
-Key = tuple[int, int]
-
-
-@dataclass
-class Event:
-    """Something that stops the run, at ``key`` in sequential discovery order:
-    ``(ordinal, -1)`` for the state being expanded (deadlock, an error in its
-    actions), ``(ordinal, k)`` for its k-th successor, ``(-1, k)`` for initial state k."""
-
-    key: Key
-    kind: str  #: "violation", "deadlock" or "error"
-    prop: str | None = None
-    error: EvaluationError | None = None
-    #: The event's state is a new stored state (it has an ordinal of its own).
-    new: bool = False
-    state: Any = None
-
-
-class NewState(NamedTuple):
-    """A state stored for the first time, as reported by a backend."""
-
-    key: Key
-    fp: int
-    action: int
-    depth: int
 
 
 class NewColumns:
@@ -221,196 +194,6 @@ class Backend(Protocol):
         ...
 
 
-class Expansion:
-    """The per-state work every backend shares: successors, the constraint,
-    fingerprints (under the symmetry renamings) and the invariants, with spec errors
-    turned into events that carry the failing state.
-
-    Backends hold states as opaque *handles*: here ``(state, variable values,
-    per-variable terms)``; :class:`checker.fast.FastExpansion` (the one compiled specs
-    get) uses interned variable numbers instead, with the same interface.
-    """
-
-    def __init__(self, model: Model, renamings: list[dict[Any, Any]], deadlock: bool) -> None:
-        self.model = model
-        self.deadlock = deadlock
-        inits = model.initial_states()
-        self.nvars = len(model.variables(inits[0]))
-        self.fpr = StateFingerprinter(self.nvars, renamings)
-        self.expanded = 0
-
-    def fingerprint(
-        self, state: Any, parent: tuple[tuple[Any, ...], tuple[int, ...]] | None = None
-    ) -> tuple[tuple[Any, ...], int, tuple[int, ...]]:
-        """(variable values, fingerprint, per-variable terms) of a state; with the
-        parent's values and terms, only changed variables are re-encoded."""
-        vals = self.model.variables(state)
-        try:
-            if parent is None:
-                fp, vf = self.fpr.initial(vals)
-            else:
-                fp, vf = self.fpr.child(vals, parent[0], parent[1])
-        except StateValueError as exc:
-            raise SpecError(self._bad_value(vals, exc)) from None
-        except RecursionError:
-            raise SpecError(f"{self.model.name}: a state value nests too deeply") from None
-        return vals, fp, vf
-
-    def _bad_value(self, vals: tuple[Any, ...], exc: StateValueError) -> str:
-        names = self.model.var_names
-        for i, v in enumerate(vals):
-            try:
-                encode(v)
-            except StateValueError:
-                name = names[i] if i < len(names) else "state"
-                return f"{self.model.name}: variable {name} holds {exc}"
-        return f"{self.model.name}: a state holds {exc}"
-
-    # -- handles -----------------------------------------------------------------------
-    def handle_of(self, state: Any) -> Any:
-        """The handle of a state object."""
-        vals, _, vf = self.fingerprint(state)
-        return (state, vals, vf)
-
-    def state(self, handle: Any) -> Any:
-        """The state a handle stands for."""
-        return handle[0]
-
-    def fp_of(self, handle: Any) -> int:
-        """The fingerprint of a handle's state."""
-        return self.fpr.finish(sum(handle[2]))
-
-    def fingerprint_of(self, state: Any) -> int:
-        """A state's fingerprint (as the store holds it)."""
-        return self.fingerprint(state)[1]
-
-    def initial(
-        self,
-        seen: Callable[[int], bool],
-        store: Callable[[Key, int, Any], Any],
-    ) -> tuple[list[NewState], Event | None]:
-        """Generate and check the initial states, keyed ``(-1, k)``: ``seen(fp)`` says
-        whether one is known, ``store(key, fp, handle)`` keeps a new one (it may raise a
-        spec error from a temporal predicate, which becomes the event)."""
-        model = self.model
-        new: list[NewState] = []
-        for k, s in enumerate(model.initial_states()):
-            key = (-1, k)
-            try:
-                inside = model.within(s)
-            except EvaluationError as exc:
-                return new, Event(key, "error", error=exc, state=s)
-            is_new = False
-            if inside:
-                vals, fp, vf = self.fingerprint(s)
-                if seen(fp):
-                    continue
-                new.append(NewState(key, fp, -1, 1))
-                is_new = True
-                try:
-                    store(key, fp, (s, vals, vf))
-                except EvaluationError as exc:
-                    return new, Event(key, "error", error=exc, new=True, state=s)
-            ev = self._check_state(key, s, is_new)
-            if ev is not None:
-                return new, ev
-        return new, None
-
-    def check(self, key: Key, handle: Any, new: bool) -> Event | None:
-        """The invariants on one generated state: a violation or error event, or None."""
-        return self._check_state(key, handle[0], new)
-
-    def _check_state(self, key: Key, state: Any, new: bool) -> Event | None:
-        try:
-            bad = self.model.violated_invariant(state)
-        except EvaluationError as exc:
-            return Event(key, "error", error=exc, new=new, state=state)
-        if bad is not None:
-            return Event(key, "violation", prop=bad, new=new, state=state)
-        return None
-
-    def expand(
-        self, ordinal: int, handle: Any
-    ) -> tuple[list[int], list[tuple[int, int, tuple[Any, ...], Any, int | None]], Event | None]:
-        """Successors of one state: (action of each successor, candidates, event).
-
-        A candidate is ``(k, action, params, handle, fp)``, with handle and fp None for
-        a state outside the constraint.  States outside the constraint are checked
-        against the invariants here (every time they are generated, as TLC does); the
-        first such violation, a spec error or a deadlock ends the list.
-        """
-        state, vals, vfps = handle
-        model = self.model
-        try:
-            succ = model.successors(state)
-        except EvaluationError as exc:
-            return [], [], Event((ordinal, -1), "error", error=exc, state=state)
-        actions = [ai for ai, _, _ in succ]
-        if not succ:
-            ev = Event((ordinal, -1), "deadlock", state=state) if self.deadlock else None
-            return actions, [], ev
-        self.expanded += 1
-        cands: list[tuple[int, int, tuple[Any, ...], Any, int | None]] = []
-        append = cands.append
-        within = model.within
-        variables = model.variables
-        child = self.fpr.child
-        k = 0
-        t: Any = None
-        try:
-            for k, (ai, params, t) in enumerate(succ):
-                if within(t):
-                    tvals = variables(t)
-                    fp, vf = child(tvals, vals, vfps)
-                    append((k, ai, params, (t, tvals, vf), fp))
-                    continue
-                append((k, ai, params, None, None))
-                ev = self._check_state((ordinal, k), t, False)
-                if ev is not None:
-                    return actions, cands, ev
-        except EvaluationError as exc:
-            return actions, cands, Event((ordinal, k), "error", error=exc, state=t)
-        except StateValueError as exc:
-            raise SpecError(self._bad_value(variables(t), exc)) from None
-        except RecursionError:
-            raise SpecError(f"{model.name}: a state value nests too deeply") from None
-        if self.expanded <= MUTATION_CHECKS:
-            self._check_not_mutated(state, vals, vfps, succ)
-        return actions, cands, None
-
-    def _check_not_mutated(
-        self, state: Any, vals: tuple[Any, ...], vfps: tuple[int, ...], succ: list[Any]
-    ) -> None:
-        # An action that changes its input in place and returns it looks like a
-        # stuttering step and the change goes unseen: re-fingerprint the parent.
-        _, _, now = self.fingerprint(state)
-        if now != vfps:
-            changed = [self.model.var_names[i] for i in range(self.nvars) if now[i] != vfps[i]] or [
-                "?"
-            ]
-            names = sorted({self.model.action_names[ai] for ai, _, _ in succ})
-            raise SpecError(
-                f"{self.model.name}: an action changed its input state in place "
-                f"(variable {changed[0]}; one of {', '.join(names)}): return a new state "
-                "instead of modifying the one given"
-            )
-
-
-def make_expansion(
-    model: Model, renamings: list[dict[Any, Any]], deadlock: bool, cache: bool = True, **fast: Any
-) -> Any:
-    """The fast expansion for a compiled spec with NamedTuple states (unless ``cache``
-    is off), else the plain one."""
-    from checker import fast as fast_module
-
-    if cache and fast_module.supports(model):
-        try:
-            return fast_module.FastExpansion(model, renamings, deadlock, **fast)  # type: ignore[arg-type]
-        except fast_module.Unsuitable:
-            pass
-    return Expansion(model, renamings, deadlock)
-
-
 class _Graph(Protocol):
     """What the local backend tells a state-graph recorder (see checker.stategraph)."""
 
@@ -430,7 +213,7 @@ class LocalBackend:
     def __init__(
         self,
         model: Model,
-        expansion: Any,
+        expansion: ExpansionLike,
         strategy: str,
         max_depth: int | None,
         graph: _Graph | None = None,

@@ -13,6 +13,7 @@ The combination uses the builtin tuple hash over ints, which is not salted.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 from collections.abc import Callable, Iterable, Mapping
@@ -21,6 +22,7 @@ from typing import Any
 
 from pyrsistent import PBag, PMap, PSet, PVector
 
+from checker.strict import strict_equal
 from checker.values import ModelValue
 
 Renaming = Mapping[ModelValue, ModelValue] | None
@@ -375,18 +377,31 @@ class TermCalculator:
     def __init__(self, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.rens: list[Renaming] = [r or None for r in renamings] or [None]
         self.lanes = Lanes(len(self.rens)) if len(self.rens) > 1 else None
-        self.memo: dict[Any, tuple[int, ...]] = {}
+        self.memo: dict[Any, tuple[Any, tuple[int, ...]]] = {}
 
     def fps(self, x: Any) -> tuple[int, ...]:
-        """The fingerprint of a (hashable) value under each renaming, remembered."""
-        key = (type(x), x)
-        got = self.memo.get(key)
-        if got is None:
-            got = tuple(fingerprint(x, r) for r in self.rens)
-            if len(self.memo) >= MEMO_SIZE:
-                self.memo.clear()
-            self.memo[key] = got
-        return got
+        """The fingerprint of a (hashable) value under each renaming, remembered.
+
+        The memo is found by hash and ``==`` and trusted only for a strictly equal
+        value (:func:`checker.strict.strict_equal`): ``(True,)`` must not get the
+        fingerprint remembered for ``(1,)``, nor ``Pong(0, 0)`` that of ``Ping(0, 0)``."""
+        key = (type(x), x)  # (never compares values of two types: pbag's == raises)
+        try:
+            got = self.memo.get(key)
+        except TypeError:  # == refused inside (a pbag beside another kind): not kept
+            return tuple(fingerprint(x, r) for r in self.rens)
+        if got is not None:
+            rep, fps = got
+            if rep is x or strict_equal(rep, x):
+                return fps
+            # Equal in Python, another value: computed, and not remembered.
+            return tuple(fingerprint(x, r) for r in self.rens)
+        fps = tuple(fingerprint(x, r) for r in self.rens)
+        if len(self.memo) >= MEMO_SIZE:
+            self.memo.clear()
+        with contextlib.suppress(TypeError):
+            self.memo[key] = (x, fps)
+        return fps
 
     def _pack(self, terms: list[int]) -> int:
         if self.lanes is None:
@@ -419,10 +434,24 @@ class TermCalculator:
     def update(self, position: int, new: Any, old: Any, old_term: int) -> int:
         """The term of ``new`` from that of ``old`` (the same variable in the parent
         state): for two sets or two maps, adjusted by the elements or entries that
+        differ; otherwise computed afresh.  Where comparing the two raises (a pbag
+        beside another kind of value refuses ==), afresh."""
+        try:
+            return self._update(position, new, old, old_term)
+        except TypeError:
+            return self.term(position, new)
+
+    def _update(self, position: int, new: Any, old: Any, old_term: int) -> int:
+        """The term of ``new`` from that of ``old`` (the same variable in the parent
+        state): for two sets or two maps, adjusted by the elements or entries that
         differ; otherwise computed afresh."""
         if type(new) is frozenset and type(old) is frozenset:
             added: Any = new - old
             removed: Any = old - new
+            # Set difference pairs elements by ==: exact only when the elements both
+            # sets keep are the very same (or strictly equal) values.
+            if not _same_members(new - added if added else new, old - removed if removed else old):
+                return self.term(position, new)
             return self._adjust(old_term, position, added, removed, None, None)
         if isinstance(new, Mapping) and isinstance(old, Mapping) and type(new) is type(old):
             if isinstance(new, dict):
@@ -431,13 +460,19 @@ class TermCalculator:
                 return self.term(position, new)
             plus = []
             minus = []
+            kept = []
             get = old.get
             for k, x in new.items():
                 y = get(k, _MISSING)
-                if y is not x and (y is _MISSING or type(y) is not type(x) or y != x):
+                if y is not _MISSING:
+                    kept.append(k)
+                if y is not x and (y is _MISSING or not strict_equal(y, x)):
                     plus.append((k, x))
                     if y is not _MISSING:
                         minus.append((k, y))
+            if not _same_members(kept, old.keys()):
+                # A key found by == is another value (True where 1 was): afresh.
+                return self.term(position, new)
             if len(new) - (len(plus) - len(minus)) != len(old):
                 for k, y in old.items():
                     if k not in new:
@@ -475,6 +510,25 @@ class TermCalculator:
                     for r in range(n):
                         totals[r] += sign * entry_term(position, kf[r], xf[r])
         return self._pack(totals)
+
+
+def _same_members(a: Any, b: Any) -> bool:
+    """Whether every member of ``a`` (each ``==`` to a member of ``b``: the caller
+    passes the members the two share by ``==``) is strictly the same value as its
+    partner: true at C speed when they are the very same objects (structural sharing:
+    the usual case); otherwise the members that differ in identity are paired up by
+    type and value and compared strictly."""
+    ids_b = set(map(id, b))
+    if ids_b.issuperset(map(id, a)):
+        return True
+    odd_b = {(type(y), y): y for y in b}
+    for x in a:
+        if id(x) in ids_b:
+            continue
+        y = odd_b.get((type(x), x), _MISSING)
+        if y is _MISSING or not strict_equal(x, y):
+            return False  # its partner by == is of another type, or differs inside
+    return True
 
 
 class StateFingerprinter:

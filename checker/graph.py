@@ -16,8 +16,9 @@ from typing import Any
 
 import networkx as nx
 
-from checker.engine import Exploration, LocalBackend, Options, make_expansion
+from checker.engine import Exploration, LocalBackend, Options
 from checker.errors import ConfigError, MCheckError
+from checker.expansions import make_expansion
 from checker.model import Model
 from checker.pretty import show
 from checker.result import Stats, Verdict

@@ -364,7 +364,7 @@ class CompiledSpec:
         other._invariants = []
         return other
 
-    # -- what the fast engine (checker.fast) needs beyond the protocol -------------
+    # -- what the fast engine (checker.fastpath) needs beyond the protocol -------------
     @property
     def has_constraint(self) -> bool:
         """Whether the spec overrides ``constraint`` (else every state is inside)."""
@@ -372,7 +372,7 @@ class CompiledSpec:
 
     def make_state(self, values: Any) -> Any:
         """The state whose variables hold ``values`` (in ``var_names`` order); only for
-        NamedTuple states, which :mod:`checker.fast` rebuilds from interned values."""
+        NamedTuple states, which :mod:`checker.fastpath` rebuilds from interned values."""
         assert self.state_type is not None
         return self.state_type._make(values)  # type: ignore[attr-defined]
 

@@ -36,14 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from checker.engine import (
-    ChunkResult,
-    Key,
-    Options,
-    WorkerLost,
-)
+from checker.engine import ChunkResult, Options, WorkerLost
 from checker.errors import MCheckError
-from checker.fast import CacheUnsound, LayoutChanged
+from checker.expansion import ExpansionSettings, Key, Restart
 from checker.model import Model
 from checker.partition import LevelBackend, Partition
 
@@ -95,7 +90,7 @@ def _worker(
     model: Model,
     renamings: list[dict[Any, Any]],
     deadlock: bool,
-    fast: dict[str, Any],
+    settings: ExpansionSettings,
     inboxes: list[Any],
     conn: Connection,
     others: list[Connection],
@@ -112,15 +107,12 @@ def _worker(
             c.close()
     link = _Link(conn, parent)
     try:
-        _serve(w, n, model, renamings, deadlock, fast, inboxes, link)
+        _serve(w, n, model, renamings, deadlock, settings, inboxes, link)
     except _Stopped:
         return
-    except CacheUnsound as exc:
+    except Restart as exc:
         with contextlib.suppress(Exception):
-            link.send(("unsound", exc.what))
-    except LayoutChanged as exc:
-        with contextlib.suppress(Exception):
-            link.send(("layout", exc.var))
+            link.send(("restart", exc))
     except MemoryError:
         with contextlib.suppress(Exception):
             link.send(("failed", f"worker {w} ran out of memory"))
@@ -144,11 +136,11 @@ def _serve(
     model: Model,
     renamings: list[dict[Any, Any]],
     deadlock: bool,
-    fast: dict[str, Any],
+    settings: ExpansionSettings,
     inboxes: list[Any],
     link: _Link,
 ) -> None:
-    part = Partition(w, n, model, renamings, deadlock, fast)
+    part = Partition(w, n, model, renamings, deadlock, settings)
     inbox = inboxes[w]
     stash: dict[str, list[Any]] = {}
 
@@ -212,9 +204,9 @@ class WorkerBackend(LevelBackend):
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         opts: Options,
-        fast: dict[str, Any] | None = None,
+        settings: ExpansionSettings | None = None,
     ) -> None:
-        super().__init__(model, renamings, deadlock, opts, fast)
+        super().__init__(model, renamings, deadlock, opts, settings)
         self.workers = opts.workers
         self.ctx = mp.get_context("fork")
         self.conns: list[Connection] = []
@@ -238,8 +230,8 @@ class WorkerBackend(LevelBackend):
                     self.n,
                     self.model,
                     self.renamings,
-                    self.exp.deadlock,
-                    self.fast,
+                    self.deadlock,
+                    self.settings,
                     self.inboxes,
                     child,
                     others,
@@ -264,10 +256,8 @@ class WorkerBackend(LevelBackend):
                     raise WorkerLost(self._death(w)) from None
                 if msg[0] == "failed":
                     raise WorkerLost(msg[1])
-                if msg[0] == "unsound":
-                    raise CacheUnsound(msg[1])
-                if msg[0] == "layout":
-                    raise LayoutChanged(msg[1])
+                if msg[0] == "restart":
+                    raise msg[1]
                 return msg
             if proc.sentinel in ready or not proc.is_alive():
                 raise WorkerLost(self._death(w))

@@ -24,16 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from checker.engine import (
-    ChunkResult,
-    Event,
-    Key,
-    NewColumns,
-    Options,
-    _counter,
-    make_expansion,
-)
+from checker.engine import ChunkResult, NewColumns, Options, _counter
 from checker.errors import ConfigError, EvaluationError
+from checker.expansion import Event, ExpansionSettings, Key
+from checker.expansions import make_expansion
 from checker.model import Model
 from checker.store import FingerprintSet
 
@@ -114,11 +108,11 @@ class Partition:
         model: Model,
         renamings: list[dict[Any, Any]],
         deadlock: bool,
-        fast: dict[str, Any],
+        settings: ExpansionSettings,
     ) -> None:
         self.w, self.n = w, n
         self.model = model
-        self.exp = make_expansion(model, renamings, deadlock, **fast)
+        self.exp = make_expansion(model, renamings, deadlock, settings)
         self.visited = FingerprintSet()
         # Fingerprints this worker already submitted to other owners: they are visited
         # there, whoever won them, so they need never be sent again.
@@ -169,7 +163,7 @@ class Partition:
             acts += actions
             if succ:
                 inside = [c for c in succ if c[4] is not None]
-                fps += [c[4] for c in inside]
+                fps += [c[4] for c in inside if c[4] is not None]
                 choices += [c[0] for c in inside]
                 actions_of += [c[1] for c in inside]
                 handles += [c[3] for c in inside]
@@ -411,17 +405,16 @@ class LevelBackend:
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         opts: Options,
-        fast: dict[str, Any] | None = None,
+        settings: ExpansionSettings | None = None,
     ) -> None:
         self.model = model
         self.renamings = renamings
         self.deadlock = deadlock
         self.max_depth = opts.max_depth
-        self.exp = make_expansion(model, renamings, deadlock, **(fast or {}))
-        # The workers' expansions: the same layout as this one's pilot found.
-        self.fast: dict[str, Any] = dict(fast or {})
-        if hasattr(self.exp, "wide"):  # the fast engine
-            self.fast.update(wide=set(self.exp.wide), fixed=dict(self.exp.fixed))
+        settings = settings or ExpansionSettings()
+        self.exp = make_expansion(model, renamings, deadlock, settings)
+        # The workers' expansions: the same layout as this one's (its pilot's).
+        self.settings = self.exp.layout(settings)
         self.n = 0
         self.count = 0
         self.depth = 1

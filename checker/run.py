@@ -33,11 +33,11 @@ from checker.engine import (
     LocalBackend,
     Options,
     Outcome,
-    make_expansion,
     watchdog,
 )
 from checker.errors import ConfigError
-from checker.fast import CacheUnsound, LayoutChanged
+from checker.expansion import ExpansionSettings, Restart
+from checker.expansions import make_expansion
 from checker.fingerprint import StateFingerprinter, collision_probability
 from checker.liveness import Lasso, check_property
 from checker.model import CompiledSpec, Model
@@ -223,40 +223,37 @@ def _explore(
     resumed: Snapshot | None = None,
     deadline: float | None = None,
 ) -> tuple[Outcome, GraphRecorder | None]:
-    """One exploration (recording the state graph if asked).  When the fast engine
-    finds a cached action that does not replay directly, or a map whose keys it took
-    for fixed change, the exploration starts again with that action uncached (or that
-    map whole), and the run says so."""
-    fast: dict[str, Any] = {"uncached": set(), "whole": set(), "cache": opts.cache}
+    """One exploration (recording the state graph if asked).  When the expansion asks
+    to start again (:class:`checker.expansion.Restart`: the fast engine found a cached
+    action that does not replay directly, a map whose keys it took for fixed change,
+    a slot with more values than it packs), the exploration starts afresh with the
+    settings it gives, and the run says why where the user should know."""
+    settings = ExpansionSettings(cache=opts.cache)
+    seen: set[ExpansionSettings] = set()
     while True:
         recorder = GraphRecorder(model) if graph else None
         try:
             if opts.cluster is not None:
                 from checker.cluster import ClusterBackend
 
-                backend: Any = ClusterBackend(model, renamings, deadlock, opts, fast)
+                backend: Any = ClusterBackend(model, renamings, deadlock, opts, settings)
             elif opts.workers > 1:
                 from checker.parallel import WorkerBackend
 
-                backend = WorkerBackend(model, renamings, deadlock, opts, fast)
+                backend = WorkerBackend(model, renamings, deadlock, opts, settings)
             else:
-                expansion = make_expansion(model, renamings, deadlock, **fast)
+                expansion = make_expansion(model, renamings, deadlock, settings)
                 backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
             exploration = Exploration(model, opts, backend, checkpointer, resumed, deadline)
             return exploration.run(), recorder
-        except CacheUnsound as exc:
-            if exc.what in fast["uncached"]:
-                raise
-            fast["uncached"].add(exc.what)
-            warnings.append(
-                f"{exc.what}: a cached result differed from running it directly (it reads "
-                "the state in a way mcheck cannot follow, or is not a pure function of "
-                "the state); the exploration was redone with it uncached"
-            )
-        except LayoutChanged as exc:
-            if exc.var in fast["whole"]:
-                raise
-            fast["whole"].add(exc.var)
+        except Restart as exc:
+            # Each restart caches strictly less: a settings object met twice would loop.
+            if exc.settings in seen or exc.settings == settings:
+                raise RuntimeError(f"the fast engine asked twice for one restart ({exc})") from exc
+            seen.add(settings)
+            settings = exc.settings
+            if exc.note is not None:
+                warnings.append(exc.note)
 
 
 def _fingerprint_fn(model: Model, renamings: list[dict[Any, Any]]) -> Any:

@@ -1,0 +1,30 @@
+"""Which expansion a run uses: the fast engine where it can serve the model and the
+settings allow it, else the plain one.  The one place that knows both (the
+exploration core knows neither, only :class:`checker.expansion.ExpansionLike`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.expansion import Expansion, ExpansionLike, ExpansionSettings
+from checker.model import Model
+
+
+def make_expansion(
+    model: Model,
+    renamings: list[dict[Any, Any]],
+    deadlock: bool,
+    settings: ExpansionSettings | None = None,
+) -> ExpansionLike:
+    """The fast expansion for a compiled spec with NamedTuple states (unless
+    ``settings.cache`` is off), else the plain one."""
+    settings = settings or ExpansionSettings()
+    if settings.cache:
+        from checker import fastpath
+
+        if fastpath.supports(model):
+            try:
+                return fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
+            except fastpath.Unsuitable:
+                pass
+    return Expansion(model, renamings, deadlock)
