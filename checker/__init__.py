@@ -14,10 +14,10 @@ early_signals.arm()
 
 from collections.abc import Sequence
 
-from checker.engine import Options
 from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError, SpecLoadError
 from checker.fingerprint import in_order, sort_key
 from checker.model import CompiledSpec, Model
+from checker.options import Options
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.run import run
 from checker.spec import (

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from checker import options
 from checker.errors import ConfigError
 from checker.fingerprint import FINGERPRINT_VERSION, encode, fingerprint
 from checker.result import Stats
@@ -179,18 +180,14 @@ def check_identity(saved: dict[str, Any], current: dict[str, Any], where: Path) 
         raise ConfigError(f"cannot resume {where}: a different {what} ({detail})")
 
 
-#: What ``origin`` (the command line a checkpoint records) may hold: field -> (the
-#: check, what it must be).
+#: What ``origin`` (the command line a checkpoint records) holds besides its run
+#: options (whose table is checker.options.RUN_OPTIONS): field -> (the check, what it
+#: must be).
 _ORIGIN: dict[str, tuple[Any, str]] = {
     "spec": (lambda v: isinstance(v, str) and 0 < len(v) < 4096, "a spec name or file"),
     "variant": (lambda v: v is None or isinstance(v, str), "a variant name"),
     "consts": (lambda v: _strings(v), "a list of NAME=VALUE"),
     "properties": (lambda v: _strings(v), "a list of property names"),
-    "no_symmetry": (lambda v: isinstance(v, bool), "a boolean"),
-    "deadlock": (lambda v: v is None or isinstance(v, bool), "a boolean or null"),
-    "strategy": (lambda v: v in ("bfs", "dfs"), "bfs or dfs"),
-    "max_depth": (lambda v: v is None or (_count(v) and v > 0), "a positive depth or null"),
-    "no_cache": (lambda v: isinstance(v, bool), "a boolean"),
 }
 
 
@@ -203,7 +200,10 @@ def check_origin(folder: str | os.PathLike[str], origin: Any) -> dict[str, Any]:
     for key, (ok, what) in _ORIGIN.items():
         if key not in origin or not ok(origin[key]):
             raise CorruptCheckpoint(f"{path}: corrupt header ('origin.{key}' is not {what})")
-    return origin
+    kept = options.check_recorded(origin.get("options"))
+    if isinstance(kept, str):
+        raise CorruptCheckpoint(f"{path}: corrupt header (origin {kept})")
+    return {**origin, "options": kept}
 
 
 def _strings(v: Any) -> bool:

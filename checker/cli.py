@@ -30,11 +30,12 @@ from rich.table import Table
 from rich.text import Text
 
 from checker import __version__, early_signals
-from checker.engine import Options, ignore_interrupts
+from checker.engine import ignore_interrupts
 from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.itf import read_itf, record_types
 from checker.loader import available_specs, load_spec_class, spec_file
 from checker.model import CompiledSpec
+from checker.options import Options, recorded
 from checker.presentation import Presentation
 from checker.pretty import show
 from checker.render import render_trace
@@ -385,19 +386,16 @@ def run(
         cache=not no_cache,
         checkpoint=checkpoint_dir,
         checkpoint_every=checkpoint_every,
-        origin={
-            # A spec file is recorded by its absolute path: resume may run elsewhere.
-            "spec": _origin_spec(spec),
-            "variant": instance.variant,
-            "consts": list(consts),
-            "properties": list(properties),
-            "no_symmetry": no_symmetry,
-            "deadlock": deadlock,
-            "strategy": strategy,
-            "max_depth": max_depth,
-            "no_cache": no_cache,
-        },
     )
+    opts.origin = {
+        # A spec file is recorded by its absolute path: resume may run elsewhere.
+        "spec": _origin_spec(spec),
+        "variant": instance.variant,
+        "consts": list(consts),
+        "properties": list(properties),
+        # The options resume continues with (checker.options.RUN_OPTIONS says which).
+        "options": recorded(opts),
+    }
     _run_and_report(console, spec, instance, model, opts, "", trace_out, picture, as_json)
 
 
@@ -450,21 +448,16 @@ def resume(
     # Say what will be imported before importing it: spec code runs on import (on
     # stdout: stderr keeps one line for an error, and --json its last line).
     click.echo(f"mcheck: resuming {folder} with the spec in {where or spec}")
-    recorded = list(origin["consts"])
+    given = list(origin["consts"])
     # Constants given again must agree with the recorded ones (the identity check says
     # which differs); constants not given are the checkpoint's.
-    instance = build_spec(spec, variant or origin["variant"], (*recorded, *consts))
-    model = CompiledSpec(
-        instance, properties=list(origin["properties"]), symmetry=not origin["no_symmetry"]
-    )
+    instance = build_spec(spec, variant or origin["variant"], (*given, *consts))
+    kept = origin["options"]
+    model = CompiledSpec(instance, properties=list(origin["properties"]), symmetry=kept["symmetry"])
     opts = Options(
-        strategy=origin["strategy"],
-        symmetry=not origin["no_symmetry"],
-        deadlock=origin["deadlock"],
+        **kept,
         max_states=max_states,
-        max_depth=origin["max_depth"],
         timeout=timeout,
-        cache=not origin["no_cache"],
         checkpoint=folder,
         checkpoint_every=checkpoint_every,
         resume=True,

@@ -22,16 +22,16 @@ import contextlib
 import importlib
 import inspect
 import logging
-import re
 from typing import Any
 
 import numpy as np
 
 from checker.collector import paced_collector
-from checker.engine import ChunkResult, Options, WorkerLost
+from checker.engine import ChunkResult, WorkerLost
 from checker.errors import ConfigError, MCheckError
 from checker.expansion import ExpansionSettings, Key, Restart
 from checker.model import CompiledSpec, Model
+from checker.options import Options, parse_cluster
 from checker.partition import LevelBackend, Partition
 from checker.spec import USER_MODULE_PREFIX
 
@@ -119,28 +119,6 @@ def _dask() -> Any:
             "--cluster needs dask.distributed: pip install 'mcheck-raft[cluster]' (or distributed)"
         ) from None
     return distributed
-
-
-def parse_cluster(address: str) -> tuple[str, int | None]:
-    """``local:N`` -> ("local", N); a scheduler address -> (address, None)."""
-    if address.startswith("local:"):
-        count = address.removeprefix("local:")
-        if not count.isdigit() or int(count) < 1:
-            raise ConfigError(f"--cluster local:N needs a worker count, got {address!r}")
-        return "local", int(count)
-    if not address or address.startswith("local") or not _ADDRESS.fullmatch(address):
-        raise ConfigError(
-            "--cluster expects local:N or a scheduler address such as "
-            f"tcp://10.0.0.1:8786, got {address!r}"
-        )
-    port = int(address.rsplit(":", 1)[1])
-    if not 0 < port < 65536:
-        raise ConfigError(f"--cluster: {port} is not a port number (1-65535)")
-    return address, None
-
-
-#: A dask scheduler address: an optional protocol, a host name, IPv4 or [IPv6], a port.
-_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
 
 
 class ClusterBackend(LevelBackend):

@@ -11,17 +11,21 @@ chunk by chunk from a *backend*, which expands the chunk and reports a
 parent, index of the successor)``, and the earliest *event* (violation, deadlock, spec
 error).  The coordinator commits new states up to the earliest event or limit, in key
 order, which is exactly the order one sequential BFS (or DFS) would meet them in; it
-keeps the trace table, the statistics and the limits.  Two backends exist: the local
-one (:class:`LocalBackend`, this process, optionally recording the state graph for
-liveness and export) and the worker pool of :mod:`checker.parallel`; both do the
-per-state work through the same expansion interface
-(:class:`checker.expansion.ExpansionLike`), which is all the core knows of how states
-are expanded: the fast engine plugs in behind it (see :mod:`checker.expansions`).
+keeps the trace table, the statistics and the limits.  Three backends exist: the local
+one (:class:`LocalBackend`, this process, with a queue or a stack of packed handles and
+the visited set behind :class:`checker.store.FingerprintStore`, optionally recording
+the state graph for liveness and export), the worker processes of
+:mod:`checker.parallel` and the dask actors of :mod:`checker.cluster` (both through
+:class:`checker.partition.LevelBackend`).  All do the per-state work through the same
+expansion interface (:class:`checker.expansion.ExpansionLike`), which is all the core
+knows of how states are expanded: the fast engine plugs in behind it (see
+:mod:`checker.expansions` and docs/engine.md), and a request of it to start again
+(:class:`checker.expansion.Restart`) is handled by :mod:`checker.run`, not here.
+Options come from :mod:`checker.options`.
 """
 
 from __future__ import annotations
 
-import math
 import signal
 import time
 from array import array
@@ -39,75 +43,14 @@ from checker.errors import ConfigError, EvaluationError, MCheckError
 from checker.expansion import Event, ExpansionLike, Key, NewState
 from checker.frontier import BreadthFirstQueue, DepthFirstStack
 from checker.model import Model
+from checker.options import Options
 from checker.result import Stats, Verdict
-from checker.store import TraceTable, VisitedSet
+from checker.store import FingerprintSet, FingerprintStore, TraceTable
 
 #: Frontier states taken per chunk in breadth-first order.
 CHUNK = 1024
 #: States expanded before their successors are looked up together (see step()).
 BATCH = 128
-
-
-@dataclass
-class Options:
-    """How to explore: strategy, symmetry, deadlock checking, limits, workers."""
-
-    strategy: str = "bfs"
-    symmetry: bool = True
-    #: None: the model's own default (a spec's ``check_deadlock``).
-    deadlock: bool | None = None
-    max_states: int | None = None
-    max_depth: int | None = None
-    timeout: float | None = None
-    progress: Callable[[Stats], None] | None = None
-    progress_every: float = 0.5
-    workers: int = 1
-    #: Use the fast engine's caches (checker.fastpath); False runs every action directly.
-    cache: bool = True
-    #: A folder to write checkpoints to (see checker.checkpoint), every
-    #: ``checkpoint_every`` seconds and when the run stops at a chunk boundary.
-    checkpoint: str | None = None
-    checkpoint_every: float = 300.0
-    #: Continue from the checkpoint in ``checkpoint`` instead of starting afresh.
-    resume: bool = False
-    #: What the command line was given (recorded in a checkpoint for ``mcheck resume``).
-    origin: dict[str, Any] = field(default_factory=dict)
-    #: A dask.distributed scheduler address, or ``local:N`` (see checker.cluster).
-    cluster: str | None = None
-
-    def validate(self) -> None:
-        """Refuse options that do not make sense, loudly (never ignore one)."""
-        if self.strategy not in ("bfs", "dfs"):
-            raise ConfigError(f"unknown strategy {self.strategy!r} (bfs or dfs)")
-        if self.workers < 1:
-            raise ConfigError("--workers must be at least 1")
-        if self.workers > 1 and self.strategy != "bfs":
-            raise ConfigError("--workers > 1 explores breadth-first only; drop --strategy dfs")
-        for name in ("max_states", "max_depth"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ConfigError(f"{name.replace('_', '-')} must be a positive integer")
-        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise ConfigError("--timeout must be a positive number of seconds")
-        if self.checkpoint is not None and self.workers > 1:
-            raise ConfigError(
-                "--checkpoint works with one process: the workers' frontiers are not "
-                "gathered; drop --workers"
-            )
-        if self.cluster is not None:
-            from checker.cluster import parse_cluster
-
-            parse_cluster(self.cluster)
-            if self.workers > 1:
-                raise ConfigError("--cluster explores on the cluster's workers: drop --workers")
-            if self.strategy != "bfs":
-                raise ConfigError("--cluster explores breadth-first only; drop --strategy dfs")
-            if self.checkpoint is not None:
-                raise ConfigError("--checkpoint works with one process: drop --cluster")
-        if self.resume and self.checkpoint is None:
-            raise ConfigError("resuming needs the checkpoint folder")
-        if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every > 0):
-            raise ConfigError("--checkpoint-every must be a positive number of seconds")
 
 
 class NewColumns:
@@ -223,8 +166,10 @@ class LocalBackend:
         self.dfs = strategy == "dfs"
         self.max_depth = max_depth
         self.graph = graph
-        self.visited = VisitedSet(with_ordinals=graph is not None)
-        self.fset = self.visited.seen
+        # The visited set: fingerprints only; with a state graph, fingerprint ->
+        # ordinal instead (the graph needs the ordinal of a state seen before).
+        self.store: FingerprintStore | None = None if graph is not None else FingerprintSet()
+        self.index: dict[int, int] | None = {} if graph is not None else None
         # (ordinal, handle, depth) entries; breadth-first only the handles are kept.
         self.frontier: BreadthFirstQueue | DepthFirstStack = (
             DepthFirstStack() if self.dfs else BreadthFirstQueue()
@@ -250,9 +195,8 @@ class LocalBackend:
         the frontier fingerprinted again and checked against them."""
         if self.graph is not None:
             raise ConfigError("a checkpoint cannot restore a recorded state graph")
-        assert self.fset is not None
-        self.fset.frozen = np.unique(np.frombuffer(fps, dtype=np.uint64))
-        self.fset.recent = set()
+        assert self.store is not None
+        self.store.load(np.frombuffer(fps, dtype=np.uint64))
         self.count = len(fps)
         if not self.dfs:
             # Breadth-first, the queue is every stored state not yet expanded: the
@@ -282,10 +226,11 @@ class LocalBackend:
     def _store(self, key: Key, fp: int, handle: Any, depth: int) -> int:
         n = self.count
         self.count += 1
-        if self.fset is not None:
-            self.fset.recent.add(fp)
+        if self.index is not None:
+            self.index[fp] = n
         else:
-            self.visited.add(fp, n)
+            assert self.store is not None
+            self.store.add(fp)
         self.frontier.append(n, handle, depth)
         if self.graph is not None:
             # May raise EvaluationError (a temporal predicate): the caller's event.
@@ -294,11 +239,16 @@ class LocalBackend:
                 self.graph.initial(n)
         return n
 
+    def _seen(self, fp: int) -> bool:
+        if self.index is not None:
+            return fp in self.index
+        assert self.store is not None
+        return fp in self.store
+
     def start(self) -> ChunkResult:
         """Generate and check the initial states."""
         new, event = self.exp.initial(
-            lambda fp: fp in self.visited,
-            lambda key, fp, handle: self._store(key, fp, handle, 1),
+            self._seen, lambda key, fp, handle: self._store(key, fp, handle, 1)
         )
         total = len(self.model.initial_states())
         self.peak = max(self.peak, len(self.frontier))
@@ -358,19 +308,17 @@ class LocalBackend:
         exp = self.exp
         check = exp.check
         graph = self.graph
-        index = self.visited.index  # with a state graph: fingerprint -> ordinal
-        fset = self.fset
+        index = self.index  # with a state graph: fingerprint -> ordinal
+        store = self.store
         max_depth = self.max_depth
         parents, choices, fps_new, acts, depths = cols
         old: list[bool] = []
         recent: set[int] = set()  # (with a state graph: the index serves instead)
-        if fset is not None:
-            fset.settle()
+        if store is not None:
             fps: list[int] = []
             for b in batch:
                 fps += [c[4] or 0 for c in b[4]]  # None (outside the constraint): unused
-            old = fset.known(fps)
-            recent = fset.recent
+            old, recent = store.begin_batch(fps)
         seen = recent.add
         extend = self.frontier.extend
         event: Event | None = None
@@ -410,8 +358,8 @@ class LocalBackend:
                 acts.append(ai)
                 depths.append(nd)
                 born.append(ch)
-                # VisitedSet.add, inline (once per new state): membership only, or,
-                # with a state graph, the ordinal too and the graph's node.
+                # Into the store's batch set (once per new state): membership only,
+                # or, with a state graph, the ordinal too and the graph's node.
                 if index is None:
                     seen(fp)
                 else:

@@ -6,9 +6,20 @@ two equal values can pickle to different bytes.  Instead a value is first turned
 a canonical nested tuple of plain atoms (sets and maps sorted, model values renamed by
 the symmetry permutation in force), whose ``repr`` is hashed with BLAKE2b to 64 bits.
 
-A state's fingerprint combines the fingerprints of its variables (see
-:mod:`checker.model`), so an action that changes one variable re-encodes only that one.
-The combination uses the builtin tuple hash over ints, which is not salted.
+A state's fingerprint is the sum mod 2^64 of one *term* per variable: the value's
+fingerprint mixed with the variable's position (:func:`variable_term`); a map's term
+adds up one term per entry and a set's one per element, so an action that changes one
+variable re-encodes only that one, and one entry of a map only that entry
+(:class:`TermCalculator`, :class:`StateFingerprinter`).  Under symmetry every term is
+a vector of one lane per renaming, and the state's fingerprint is the smallest lane
+(:class:`Lanes`).
+
+The calculator remembers the fingerprints of set elements and map entries, found by
+hash and ``==``; a remembered one is used only for a strictly equal value
+(:func:`checker.strict.strict_equal`): ``(True,)`` is not ``(1,)``, ``Pong(0, 0)`` is
+not ``Ping(0, 0)``, though Python says they are equal.  For the same reason a set's or
+map's term is updated from its predecessor's only when the members both share are the
+very same (or strictly equal) values; otherwise it is computed afresh.
 """
 
 from __future__ import annotations

@@ -43,10 +43,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from checker.engine import Options, ignore_interrupts
+from checker.engine import ignore_interrupts
 from checker.errors import ConfigError, MCheckError
 from checker.loader import load_spec_class
 from checker.model import CompiledSpec
+from checker.options import BY_NAME, Options, gate_keys
 from checker.result import Verdict
 from checker.run import run
 from checker.timeline import render_timeline
@@ -253,6 +254,10 @@ def _check_types(raw: dict[str, Any], where: str) -> None:
         if not ok:
             names = " or ".join(_TYPE_NAMES[t] for t in want)
             raise ConfigError(f"{where}: {key} must be {names}, not {value!r}")
+    for key, name in gate_keys().items():
+        option = BY_NAME[name]
+        if key in raw and not option.valid(raw[key]):
+            raise ConfigError(f"{where}: {key} must be {option.what}, not {raw[key]!r}")
     if "invariants" in raw and not all(isinstance(p, str) for p in raw["invariants"]):
         raise ConfigError(f"{where}: invariants must be a list of property names")
     for key, value in raw.get("constants", {}).items():
@@ -284,11 +289,11 @@ def run_check(c: GateCheck) -> GateOutcome:
     cls = load_spec_class(c.spec)
     spec = cls(variant=c.variant, **c.constants)
     model = CompiledSpec(spec, properties=c.invariants, symmetry=c.symmetry)
+    # The run options a check sets are those of checker.options.RUN_OPTIONS with a
+    # gate key (symmetry, max_states, timeout); a deadlock expectation turns it on.
     opts = Options(
-        symmetry=c.symmetry,
         deadlock=True if c.expect == "deadlock" else None,
-        max_states=c.max_states,
-        timeout=c.timeout,
+        **{name: getattr(c, key) for key, name in gate_keys().items()},
     )
     t0 = time.perf_counter()
     result = run(model, opts)

@@ -16,10 +16,11 @@ from typing import Any
 
 import networkx as nx
 
-from checker.engine import Exploration, LocalBackend, Options
+from checker.engine import Exploration, LocalBackend
 from checker.errors import ConfigError, MCheckError
 from checker.expansions import make_expansion
 from checker.model import Model
+from checker.options import Options
 from checker.pretty import show
 from checker.result import Stats, Verdict
 from checker.stategraph import GraphRecorder

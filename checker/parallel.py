@@ -36,10 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from checker.engine import ChunkResult, Options, WorkerLost
+from checker.engine import ChunkResult, WorkerLost
 from checker.errors import MCheckError
 from checker.expansion import ExpansionSettings, Key, Restart
 from checker.model import Model
+from checker.options import Options
 from checker.partition import LevelBackend, Partition
 
 #: How long a worker waits for a peer's message before checking for a stop.

@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from checker.engine import ChunkResult, NewColumns, Options, _counter
+from checker.engine import ChunkResult, NewColumns, _counter
 from checker.errors import ConfigError, EvaluationError
 from checker.expansion import Event, ExpansionSettings, Key
 from checker.expansions import make_expansion
 from checker.model import Model
+from checker.options import Options
 from checker.store import FingerprintSet
 
 

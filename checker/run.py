@@ -27,20 +27,14 @@ from typing import Any
 from checker import checkpoint
 from checker.checkpoint import Snapshot
 from checker.collector import paced_collector
-from checker.engine import (
-    DeadlineReached,
-    Exploration,
-    LocalBackend,
-    Options,
-    Outcome,
-    watchdog,
-)
+from checker.engine import DeadlineReached, Exploration, LocalBackend, Outcome, watchdog
 from checker.errors import ConfigError
 from checker.expansion import ExpansionSettings, Restart
 from checker.expansions import make_expansion
 from checker.fingerprint import StateFingerprinter, collision_probability
 from checker.liveness import Lasso, check_property
 from checker.model import CompiledSpec, Model
+from checker.options import Options
 from checker.result import Result, Stats, Verdict
 from checker.stategraph import GraphRecorder, StateGraph
 from checker.store import TraceTable

@@ -11,7 +11,7 @@ wrong trace.
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -71,6 +71,38 @@ RECENT_MIN = 1 << 16
 
 #: Fingerprints per block of the sorted array (see FingerprintSet._lookup).
 BLOCK = 64
+
+
+class FingerprintStore(Protocol):
+    """The visited set as the exploration core uses it (TLC's ``FPSet``): membership
+    of 64-bit fingerprints, asked a batch at a time on the hot path.  The core holds a
+    store through this interface only; :class:`FingerprintSet` is the one it gets."""
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, fp: int) -> bool: ...
+
+    def add(self, fp: int) -> None:
+        """Mark a fingerprint not yet in the store visited."""
+        ...
+
+    def begin_batch(self, fps: list[int]) -> tuple[list[bool], set[int]]:
+        """For a batch of candidate fingerprints: which the store held before the
+        batch, and the set that takes the batch's new fingerprints (the caller adds
+        each new one to it and tests later candidates against it)."""
+        ...
+
+    def load(self, fps: np.ndarray) -> None:
+        """Hold exactly these fingerprints (a checkpoint's stored states)."""
+        ...
+
+    def contains(self, batch: np.ndarray) -> np.ndarray:
+        """For a uint64 array of fingerprints, a bool array: which are in the store."""
+        ...
+
+    def merge(self, batch: np.ndarray) -> None:
+        """Add a sorted uint64 array of fingerprints none of which is in the store."""
+        ...
 
 
 class FingerprintSet:
@@ -147,6 +179,17 @@ class FingerprintSet:
             found[above] |= (tail == batch[above][:, None]).any(axis=1)
         return found
 
+    def begin_batch(self, fps: list[int]) -> tuple[list[bool], set[int]]:
+        """See :meth:`FingerprintStore.begin_batch`: merge the recent fingerprints if
+        it is time (between batches only), then one C search for the whole batch."""
+        self.settle()
+        return self.known(fps), self.recent
+
+    def load(self, fps: np.ndarray) -> None:
+        """Hold exactly these fingerprints."""
+        self.frozen = np.unique(np.asarray(fps, dtype=np.uint64))
+        self.recent = set()
+
     def known(self, fps: list[int]) -> list[bool]:
         """For each fingerprint, whether the sorted array holds it (one C search for
         the whole batch); the caller tests the others against :attr:`recent`."""
@@ -174,39 +217,3 @@ class FingerprintSet:
         new.sort()
         self.merge(new)
         self.recent = set()
-
-
-class VisitedSet:
-    """The fingerprints of the stored states, optionally with their ordinals (the
-    state graph needs the ordinal of a state seen before, safety only membership)."""
-
-    __slots__ = ("index", "seen")
-
-    def __init__(self, with_ordinals: bool = False) -> None:
-        self.index: dict[int, int] | None = {} if with_ordinals else None
-        self.seen: FingerprintSet | None = None if with_ordinals else FingerprintSet()
-
-    def __len__(self) -> int:
-        if self.index is not None:
-            return len(self.index)
-        assert self.seen is not None
-        return len(self.seen)
-
-    def __contains__(self, fp: int) -> bool:
-        if self.index is not None:
-            return fp in self.index
-        assert self.seen is not None
-        return fp in self.seen
-
-    def add(self, fp: int, ordinal: int) -> None:
-        """Mark ``fp`` visited (as state ``ordinal``)."""
-        if self.index is not None:
-            self.index[fp] = ordinal
-        else:
-            assert self.seen is not None
-            self.seen.add(fp)
-
-    def ordinal(self, fp: int) -> int:
-        """The ordinal of a visited fingerprint (only with ordinals), else -1."""
-        assert self.index is not None
-        return self.index.get(fp, -1)

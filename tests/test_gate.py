@@ -96,7 +96,10 @@ def test_incomplete_check_fails(tmp_path: Path) -> None:
             "symmetry must be",
         ),
         ('[[check]]\nspec = "die_hard"\nexpect = "holds"\ntrace_length = "6"\n', "an integer"),
-        ('[[check]]\nspec = "die_hard"\nexpect = "holds"\nmax_states = -1\n', "max-states"),
+        (
+            '[[check]]\nspec = "die_hard"\nexpect = "holds"\nmax_states = -1\n',
+            "max_states must be a positive integer",
+        ),
         ('[[check]]\nspec = "die_hard"\nexpect = "holds"\nconstants = 5\n', "a table"),
         ('[[check]]\nspec = "die_hard"\nexpect = "holds"\ntimeout = "x"\n', "a number"),
         ('[[check]]\nspec = "die_hard"\nexpect = "holds"\ninvariants = [1]\n', "names"),

@@ -47,16 +47,14 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def replace_origin(opts: Options) -> Options:
     # What `mcheck run raft --const Server=2 --no-symmetry` records.
+    from checker.options import recorded
+
     opts.origin = {
         "spec": "raft",
         "variant": "default",
         "consts": ["Server=2"],
         "properties": [],
-        "no_symmetry": True,
-        "deadlock": None,
-        "strategy": "bfs",
-        "max_depth": None,
-        "no_cache": False,
+        "options": recorded(opts),
     }
     return opts
 
@@ -293,9 +291,10 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         (_set("stats.seconds", "soon"), "'stats.seconds' is not a number"),
         (_set("stats.action_generated", [1]), "not one count per action"),
         (_set("truncated", "no"), "'truncated' is not a boolean"),
-        (_set("origin.strategy", "random"), "'origin.strategy' is not bfs or dfs"),
+        (_set("origin.options.strategy", "random"), "'options.strategy' is not bfs or dfs"),
+        (_set("origin.options", ["bfs"]), "'options' is not an object"),
+        (_set("origin.options.max_depth", 0), "'options.max_depth' is not a positive"),
         (_set("origin.consts", "Server=2"), "'origin.consts' is not a list"),
-        (_set("origin.max_depth", 0), "'origin.max_depth'"),
         (_set("format", 7), "unknown checkpoint format"),
     ],
 )
