@@ -403,7 +403,12 @@ class TermCalculator:
             return tuple(fingerprint(x, r) for r in self.rens)
         if got is not None:
             rep, fps = got
-            if rep is x or strict_equal(rep, x):
+            if rep is x:
+                return fps
+            if strict_equal(rep, x):
+                # The newest equal object stands for the value from now on: values
+                # built from it share its parts, and compare at once where they do.
+                self.memo[key] = (x, fps)
                 return fps
             # Equal in Python, another value: computed, and not remembered.
             return tuple(fingerprint(x, r) for r in self.rens)
@@ -477,7 +482,8 @@ class TermCalculator:
                 y = get(k, _MISSING)
                 if y is not _MISSING:
                     kept.append(k)
-                if y is not x and (y is _MISSING or not strict_equal(y, x)):
+                # (!= in C first: only values == in Python need the strict look)
+                if y is not x and (y is _MISSING or y != x or not strict_equal(y, x)):
                     plus.append((k, x))
                     if y is not _MISSING:
                         minus.append((k, y))

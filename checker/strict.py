@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from operator import is_
 from typing import Any
 
 import immutables
@@ -24,54 +25,113 @@ import pyrsistent
 from checker.values import ModelValue
 
 _MISSING: Any = object()
-_ATOMS = frozenset({int, str, bool, type(None), ModelValue, bytes})
-_SEQUENCES = frozenset({tuple, type(pyrsistent.pvector())})
-_SETS = frozenset({frozenset, type(pyrsistent.pset())})
-_MAPS = frozenset({immutables.Map, type(pyrsistent.pmap())})
+_ATOMS: frozenset[type] = frozenset({int, str, bool, type(None), ModelValue, bytes})
+_SEQUENCES: frozenset[type] = frozenset({tuple, type(pyrsistent.pvector())})
+_SETS: frozenset[type] = frozenset({frozenset, type(pyrsistent.pset())})
+_MAPS: frozenset[type] = frozenset({immutables.Map, type(pyrsistent.pmap())})
 _BAG: type = type(pyrsistent.pbag([]))
 
 
 def strict_equal(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are the same value: of the same type at every level,
-    equal atoms, the same fields, the same elements and entries (paired by ``==``,
-    then compared strictly)."""
+    equal atoms, the same fields, the same elements and entries (paired by type and
+    value, then compared strictly)."""
     if a is b:
         return True
     t = type(a)
     if t is not type(b):
         return False
-    if t in _ATOMS:
+    kind = _KINDS.get(t) or _kind(t)
+    if kind == _ATOM:
         return bool(a == b)
     try:
-        return _strict_container(a, b, t)
+        return _same(a, b, kind)
     except TypeError:
         return False  # a comparison inside refused: pbag beside another kind of value
 
 
-def _strict_container(a: Any, b: Any, t: type) -> bool:
-    if t in _SEQUENCES or (issubclass(t, tuple) and hasattr(t, "_fields")):
-        return len(a) == len(b) and all(map(strict_equal, a, b))
-    if t in _SETS:
-        return len(a) == len(b) and _pairs_up(a, b)
-    if t in _MAPS:
+# Kinds of types, found once per type (the checks run on every cache lookup).
+_ATOM, _SEQ, _MAP, _SET, _ENUM, _DATACLASS, _BAGKIND, _OTHER = range(8)
+_KINDS: dict[type, int] = dict.fromkeys(_ATOMS, _ATOM)
+
+
+def _kind(t: type) -> int:
+    if t in _SEQUENCES or issubclass(t, tuple):  # tuples, NamedTuples, pvectors
+        k = _SEQ
+    elif t in _MAPS:
+        k = _MAP
+    elif t in _SETS:
+        k = _SET
+    elif issubclass(t, enum.Enum):
+        k = _ENUM
+    elif dataclasses.is_dataclass(t):
+        k = _DATACLASS
+    elif t is _BAG:
+        k = _BAGKIND
+    else:
+        k = _OTHER
+    _KINDS[t] = k
+    return k
+
+
+def _items_equal(xs: Any, ys: Any) -> bool:
+    """Two sequences of the same length, item by item: their items' types compared
+    in C first, and when every item is an atom (the usual leaf) their values too."""
+    xs = tuple(xs)
+    ys = tuple(ys)
+    types = list(map(type, xs))
+    if types != list(map(type, ys)):
+        return False
+    if _ATOMS.issuperset(types):
+        return bool(xs == ys)
+    kinds = _KINDS
+    for x, y, tx in zip(xs, ys, types, strict=True):
+        if x is y:
+            continue
+        kind = kinds.get(tx) or _kind(tx)
+        if kind == _ATOM:
+            if x != y:
+                return False
+        elif not _same(x, y, kind):
+            return False
+    return True
+
+
+def _same(a: Any, b: Any, kind: int) -> bool:
+    """Two values of one type (``kind`` is its kind), not atoms."""
+    if kind == _SEQ:
+        return len(a) == len(b) and _items_equal(a, b)
+    if kind == _MAP:
         if len(a) != len(b):
             return False
-        partner = _partners(list(b))
+        ka, kb = list(a.keys()), list(b.keys())
+        if all(map(is_, ka, kb)):
+            # The very same keys in the same order (maps of one key set iterate
+            # alike): only the values are left to compare.
+            return _items_equal(a.values(), b.values())
+        partner = _partners(kb)
         for k, v in a.items():
-            kb = partner(k)
-            if kb is _MISSING or not strict_equal(v, b[kb]):
+            key = partner(k)
+            if key is _MISSING or not strict_equal(v, b[key]):
                 return False
         return True
-    if issubclass(t, enum.Enum):
+    if kind == _SET:
+        if len(a) != len(b):
+            return False
+        xs, ys = list(a), list(b)
+        if all(map(is_, xs, ys)):
+            return True
+        partner = _partners(ys)
+        return all(partner(x) is not _MISSING for x in xs)
+    if kind == _ENUM:
         return False  # members are singletons: another object is another member
-    if dataclasses.is_dataclass(t):
+    if kind == _DATACLASS:
         return all(
-            strict_equal(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(t)
+            strict_equal(getattr(a, f.name), getattr(b, f.name))
+            for f in dataclasses.fields(type(a))
         )
-    if t is _BAG:
+    if kind == _BAGKIND:
         return bool(a == b) and _pairs_up(frozenset(a), frozenset(b))
-    if issubclass(t, tuple):  # another tuple subclass: its items, strictly
-        return len(a) == len(b) and all(map(strict_equal, a, b))
     # A kind no state should hold (the fingerprint refuses it): Python's equality.
     return bool(a == b)
 

@@ -145,3 +145,45 @@ class Network(Spec):
 def test_a_set_whose_member_changes_type_changes_its_fingerprint(symmetry: bool) -> None:
     result = _both(Network(), symmetry=symmetry)
     assert result.verdict is Verdict.VIOLATION and result.stats.distinct == 5
+
+
+class Slot(NamedTuple):
+    """A step counter and a value that may be cleared."""
+
+    n: int
+    held: Any
+
+
+class Clearing(Spec):
+    """Clear sets ``held`` to None; it reads the state around its fields, so it runs
+    directly, where the successor is packed from its parent by the values that
+    changed: a change *to None* was taken for no change (None stood for 'no parent
+    value'), and the cleared states were never explored."""
+
+    check_deadlock = False
+
+    def init(self) -> list[Slot]:
+        return [Slot(0, "x")]
+
+    @action
+    def Step(self, s: Slot) -> Slot | None:
+        return Slot(s.n + 1, s.held) if s.n < 3 else None
+
+    @action
+    def Clear(self, s: Slot) -> Slot | None:
+        held = tuple.__getitem__(s, 1)  # around the field: never cached
+        return Slot(s.n, None) if held is not None else None
+
+    @action
+    def Refill(self, s: Slot) -> Slot | None:
+        return Slot(s.n, "y") if s.held is None and s.n == 3 else None
+
+    @invariant
+    def HeldNeverY(self, s: Slot) -> bool:
+        return s.held != "y"
+
+
+def test_a_directly_run_action_that_clears_a_variable_to_none() -> None:
+    result = _both(Clearing())
+    assert result.verdict is Verdict.VIOLATION and result.violated == "HeldNeverY"
+    assert result.trace is not None and result.trace.labels()[-2:] == ["Clear", "Refill"]

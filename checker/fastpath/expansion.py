@@ -19,8 +19,8 @@ terms, roles and votes), and an action instance reads only a few of them.
   spec's code.  Families whose parameters come from the state (``over_state``) are
   cached as a whole; the constraint and the invariants are cached the same way.
 * **What keeps it sound.**  Every cached outcome is checked against a direct run when
-  it is made (not a sample of states); a tracked state holds no values in its tuple
-  storage, so a read that goes around its fields fails instead of going unseen;
+  it is made (not a sample of states); a tracked state is not a tuple, so a read that
+  goes around its fields fails instead of going unseen;
   values are numbered type-strictly; all of it is state of this object, so a run, a
   restart and a worker each start clean.  When an outcome differs from the direct
   run, a map's keys turn out not to be fixed, or a slot takes more values than a
@@ -49,7 +49,6 @@ from checker.fastpath.pilot import map_maker, pilot
 from checker.fastpath.slots import NUM as _NUM
 from checker.fastpath.slots import WIDTH, SlotTable
 from checker.fastpath.tracking import (
-    Bypassed,
     NotDecomposable,
     TrackedMap,
     Tracker,
@@ -339,12 +338,11 @@ class FastExpansion:
             order = order_of_reads(tracker.reads, self.nslots)
         except (SpecError, MemoryError, Restart):
             raise
-        except (Bypassed, Untrackable, NotDecomposable, EvaluationError, Exception):
+        except Exception:
             # The spec's own error (settled by the direct run, with the real state),
-            # or a use of the state tracking cannot follow: run directly.
+            # or a use of the state tracking cannot follow (a read around the fields
+            # raises: the stand-in is not a tuple): run directly.
             raise _Direct from None
-        finally:
-            tracker.end()
         return value, order
 
     def _unsound(self, name: str) -> Restart:
@@ -437,12 +435,13 @@ class FastExpansion:
         return None
 
     # -- successors ------------------------------------------------------------------
-    def _evaluate(self, cache: Cached, state: Any, h: int) -> Any:
+    def _evaluate(self, cache: Cached, state: Any, handle: Any) -> Any:
         """An instance's (or a state-drawn family's) outcome at a state no cached
         outcome covers: run on a tracking copy, checked against a direct run on the
         real state (every cached outcome is, when it is made), then cached.  Returns
         the outcome (instance: None or one outcome; family: a list)."""
         model = self.model
+        h = self._split(handle)[0]
         direct = self._direct(cache, state)  # spec errors raise here, with the real state
 
         def run(tracked: Any) -> Any:
@@ -468,16 +467,19 @@ class FastExpansion:
             # It read or wrote a wide variable: what no slot holds.
             cache.cached = False
             return direct
-        self._same_as_direct(cache, state, h, outcomes, direct)
+        self._same_as_direct(cache, state, handle, outcomes, direct)
         value: Any = outcomes if cache.params is None else (outcomes[0] if outcomes else None)
         cache.tree.insert(h, order, value)
         return value
 
     def _same_as_direct(
-        self, cache: Cached, state: Any, h: int, outcomes: list[Any], direct: Any
+        self, cache: Cached, state: Any, handle: Any, outcomes: list[Any], direct: Any
     ) -> None:
         """Raise unless the tracked outcomes are what the direct run gave: the same
-        instances (parameters compared strictly) and the same successor handles."""
+        instances (parameters compared strictly) and the same successor handles (the
+        direct successor's packed from the parent's by the slots whose values are not
+        the parent's very objects, as every directly computed successor is)."""
+        h = self._split(handle)[0]
         plain = direct if cache.params is None else ([] if direct is None else [direct])
         if len(plain) != len(outcomes):
             raise self._unsound(cache.name)
@@ -485,7 +487,7 @@ class FastExpansion:
             if ai != dai or not strict_equal(params, dparams):
                 raise self._unsound(cache.name)
             child = self._apply_extra(h + delta, extra) if extra else h + delta
-            if self._split(self.handle_of(t))[0] != child:
+            if self._split(self._child(handle, state, t))[0] != child:
                 raise self._unsound(cache.name)
 
     def _direct(self, cache: Cached, state: Any) -> Any:
@@ -505,20 +507,21 @@ class FastExpansion:
         None) if it writes a wide variable (the instance then runs directly)."""
         if t is tracked:
             return 0, ()
-        getitem = tuple.__getitem__
         if type(t) is self.tracked:
-            prov = self.tracker.prov.get(id(t))
-            if prov is None:
+            if t._epoch != self.tracker.epoch:
                 raise Untrackable("a tracked state from another evaluation")
+            prov, tvals = t._prov, t._vals
         else:
-            prov = None
+            prov, tvals = None, t
         read = set(order)
         writes: list[tuple[int, Any]] = []
         for i in range(self.nvars):
             if prov is not None and prov[i] == i:
                 continue  # copied from the input by _replace
-            v = getitem(t, i)
-            if v is getitem(state, i) and (
+            v = tvals[i]
+            if type(v) is self.tracked:
+                raise NotDecomposable  # a stand-in stored in a state: run directly
+            if v is state[i] and (
                 i in self.decomposed or i in self.wide_set or self.whole_slot[i] in read
             ):
                 continue  # the input's own value
@@ -657,7 +660,7 @@ class FastExpansion:
                         if state is None:
                             state = self.state(handle)
                         epoch = cache.tree.epoch
-                        value = self._evaluate(cache, state, h)
+                        value = self._evaluate(cache, state, handle)
                         if cache.tree.epoch != epoch:
                             self._new_root()
                     else:
@@ -770,7 +773,7 @@ class FastExpansion:
                 continue
             d = self.decomposed.get(i)
             if d is None:
-                pairs = [(self.whole_slot[i], v, None)]
+                pairs = [(self.whole_slot[i], v, pv)]  # (v is not pv: see above)
             else:
                 keys, slots, _ = d
                 if not self._keys_are(i, v):

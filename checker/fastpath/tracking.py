@@ -1,32 +1,29 @@
 """Running spec code on a state that records what it reads.
 
 A cached outcome is valid for every state that agrees on the slots its evaluation
-read, so the reads must all be seen.  The spec gets a *tracked* state: an instance of
-a subclass of its NamedTuple class whose fields are properties that record the slot
-they read (a fixed-key map reads as the entries looked up, through
-:class:`TrackedMap`), and whose whole-state operations (iteration, indexing,
-comparison, hashing, printing) record every slot as read.
+read, so every read must be seen.  The spec gets a *tracked* stand-in for its state:
+an object of a class made for the state's NamedTuple class (:func:`tracked_class`)
+whose fields are properties that record the slot they read (a fixed-key map reads as
+the entries looked up, through :class:`TrackedMap`), whose whole-state operations
+(iteration, indexing, comparison, hashing, printing) record every slot as read, and
+whose other methods are the state class's own, run on the stand-in.  It says its
+class is the state's (``isinstance`` holds), but it is not a tuple: a read around the
+fields (``tuple.__getitem__(s, 0)``, a C function that reads a tuple's items directly,
+``"%s %s" % s``) raises instead of seeing a value it could depend on unseen, and the
+action then runs directly and is not cached.
 
-The tuple underneath holds no value at all: each item is an :class:`Unread` stand-in
-that raises :class:`Bypassed` at any use.  A read that goes around the properties
-(``tuple.__getitem__(s, 0)``, a C function that reads a tuple's items directly, such
-as ``json.dumps`` or ``"%s %s" % s``) therefore cannot see a real value and silently
-depend on it: it fails, and the evaluation is redone directly and that action is not
-cached.  ``Bypassed`` derives from ``BaseException`` so that a spec's ``except
-Exception`` cannot swallow it.
-
-All of this is per :class:`Tracker`: one per expansion, so per run, per restart and
-per worker process, never in module globals.
+Each stand-in carries its values and, per field, whether it still holds the input's
+(a read of it is a read of the state) or the evaluation's own value; a stand-in made
+in an earlier evaluation is refused (:class:`Untrackable`).  All of this is per
+:class:`Tracker`: one per expansion, so per run, per restart and per worker process,
+never in module globals.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
-from typing import Any, NoReturn
-
-
-class Bypassed(BaseException):
-    """Spec code used a state's storage without going through its fields."""
+from typing import Any
 
 
 class NotDecomposable(Exception):
@@ -38,57 +35,24 @@ class Untrackable(Exception):
     from outside the evaluation, say): the action runs directly instead."""
 
 
-class Unread:
-    """What a tracked state's storage holds in place of a value: any use raises."""
-
-    __slots__ = ("field",)
-    field: int
-
-    def __init__(self, field: int) -> None:
-        object.__setattr__(self, "field", field)
-
-    def _bypassed(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise Bypassed(f"field {object.__getattribute__(self, 'field')} was read around it")
-
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _bypassed
-    __hash__ = __bool__ = __len__ = __iter__ = __contains__ = _bypassed
-    __getitem__ = __str__ = __repr__ = __format__ = __int__ = __index__ = _bypassed
-    __float__ = __add__ = __radd__ = __sub__ = __mul__ = __call__ = _bypassed
-    __reduce__ = __reduce_ex__ = __getattr__ = __setattr__ = __copy__ = _bypassed
-
-
 class Tracker:
-    """What the current tracked evaluation of one expansion reads and builds."""
+    """What the current tracked evaluation of one expansion reads."""
 
-    __slots__ = ("input", "keep", "prov", "reads", "views")
+    __slots__ = ("epoch", "reads", "views")
 
     def __init__(self) -> None:
         #: Slots read (-1: every slot; -2: a wide variable, so the outcome is not cached).
         self.reads: list[int] = []
-        #: id(tracked state) -> per variable, the input variable it still holds (its
-        #: own index) or -1 once written.
-        self.prov: dict[int, list[int]] = {}
-        #: Tracked states made during the evaluation, kept alive (their ids must stay
-        #: theirs while ``prov`` is keyed by them).
-        self.keep: list[Any] = []
-        #: The real values of the evaluation's input state.
-        self.input: tuple[Any, ...] = ()
+        #: Bumped per evaluation: a stand-in of another evaluation is refused.
+        self.epoch = 0
         #: (variable, id(map)) -> (the map, its TrackedMap view): every guard and
         #: effect reads the same map objects, and a view is built once per map.
         self.views: dict[tuple[int, int], tuple[Any, Any]] = {}
 
-    def begin(self, values: tuple[Any, ...]) -> None:
-        """Start an evaluation of the state whose values are ``values``."""
+    def begin(self) -> None:
+        """Start an evaluation."""
         self.reads.clear()
-        self.prov.clear()
-        self.keep.clear()
-        self.input = values
-
-    def end(self) -> None:
-        """Forget the evaluation's intermediate states."""
-        self.keep.clear()
-        self.prov.clear()
-        self.input = ()
+        self.epoch += 1
 
 
 #: Views a tracker keeps before starting afresh (a few states' worth).
@@ -199,7 +163,7 @@ class TrackedMap:
 Mapping.register(TrackedMap)
 
 #: The tuple methods that read a whole state: each records every slot as read and runs
-#: on a real copy of the state (the storage underneath holds no values).
+#: on a real copy of the state.
 WHOLE_STATE_METHODS = (
     "__iter__",
     "__getitem__",
@@ -231,22 +195,20 @@ WHOLE_STATE_METHODS = (
 def tracked_class(
     base: type, decomposed: dict[int, Any], whole_slot: list[int], tracker: Tracker
 ) -> type:
-    """A subclass of the NamedTuple state class ``base`` whose instances record reads in
-    ``tracker``: ``whole_slot[i]`` is the slot of variable i when whole (-1: a wide
-    variable); ``decomposed[i]`` gives (keys, slots, make) for a fixed-key map."""
+    """The class of tracked stand-ins for states of the NamedTuple class ``base``,
+    recording reads in ``tracker``: ``whole_slot[i]`` is the slot of variable i when
+    whole (-1: a wide variable); ``decomposed[i]`` gives (keys, slots, make) for a
+    fixed-key map."""
     fields: tuple[str, ...] = base._fields  # type: ignore[attr-defined]
     n = len(fields)
-    getitem = tuple.__getitem__
     reads = tracker.reads
-    prov_of = tracker.prov
     views = tracker.views
-    keep = tracker.keep
 
-    def provenance(obj: Any) -> list[int]:
-        prov = prov_of.get(id(obj))
-        if prov is None:
-            # A tracked state from another evaluation: its storage means nothing now.
+    def current(obj: Any) -> list[int]:
+        if obj._epoch != tracker.epoch:
+            # A stand-in from another evaluation: its values are another state's.
             raise Untrackable("a tracked state outlived its evaluation")
+        prov: list[int] = obj._prov
         return prov
 
     def make_getter(i: int) -> Any:
@@ -255,9 +217,9 @@ def tracked_class(
             src = dict(zip(keys, slots, strict=True))  # shared: TrackedMap copies to write
 
             def getter(self: Any) -> Any:
-                if provenance(self)[i] != i:
-                    return getitem(self, i)  # the evaluation's own value
-                raw = tracker.input[i]
+                if current(self)[i] != i:
+                    return self._vals[i]  # the evaluation's own value
+                raw = self._vals[i]
                 hit = views.get((i, id(raw)))
                 if hit is not None and hit[0] is raw:
                     return hit[1]
@@ -272,52 +234,51 @@ def tracked_class(
             mark = slot if slot >= 0 else -2
 
             def getter(self: Any) -> Any:
-                if provenance(self)[i] != i:
-                    return getitem(self, i)
-                reads.append(mark)
-                return tracker.input[i]
+                if current(self)[i] == i:
+                    reads.append(mark)
+                return self._vals[i]
 
         return property(getter)
 
-    def real_values(obj: Any) -> list[Any]:
-        """The values an instance stands for (TrackedMaps made real)."""
-        prov = provenance(obj)
-        out = []
-        for i in range(n):
-            v = tracker.input[i] if prov[i] == i else getitem(obj, i)
-            out.append(v.real() if isinstance(v, TrackedMap) else v)
-        return out
-
     def materialise(obj: Any) -> Any:
-        return tuple.__new__(base, real_values(obj)) if type(obj) is tracked else obj
+        """The real state an object stands for (TrackedMaps made real)."""
+        if type(obj) is not tracked:
+            return obj
+        current(obj)
+        vals = [v.real() if isinstance(v, TrackedMap) else v for v in obj._vals]
+        return tuple.__new__(base, vals)
+
+    def new(vals: list[Any], prov: list[int]) -> Any:
+        obj: Any = object.__new__(tracked)
+        obj._vals = vals
+        obj._prov = prov
+        obj._epoch = tracker.epoch
+        return obj
 
     ns: dict[str, Any] = {name: make_getter(i) for i, name in enumerate(fields)}
+    ns["__slots__"] = ("_epoch", "_prov", "_vals")
+    # isinstance(s, base) holds for a stand-in (the results of actions are checked
+    # that way), though type(s) is this class: it is not a tuple.
+    ns["__class__"] = property(lambda self: base)
+    ns["_fields"] = fields
 
     def _replace(self: Any, **changes: Any) -> Any:
-        prov = provenance(self)
-        values = []
-        origin = []
+        prov = current(self)
+        vals = list(self._vals)
+        origin = list(prov)
         for i, name in enumerate(fields):
             if name in changes:
-                values.append(changes.pop(name))
-                origin.append(-1)
-            else:
-                values.append(getitem(self, i))
-                origin.append(prov[i])
+                vals[i] = changes.pop(name)
+                origin[i] = -1
         if changes:
             raise ValueError(f"Got unexpected field names: {list(changes)!r}")
-        obj: Any = tuple.__new__(tracked, values)
-        prov_of[id(obj)] = origin
-        keep.append(obj)
-        return obj
+        return new(vals, origin)
 
     def _make(cls: Any, iterable: Any) -> Any:
-        obj: Any = tuple.__new__(tracked, iterable)
-        if len(obj) != n:
-            raise TypeError(f"Expected {n} arguments, got {len(obj)}")
-        prov_of[id(obj)] = [-1] * n
-        keep.append(obj)
-        return obj
+        vals = list(iterable)
+        if len(vals) != n:
+            raise TypeError(f"Expected {n} arguments, got {len(vals)}")
+        return new(vals, [-1] * n)
 
     def whole(name: str) -> Any:
         method = getattr(tuple, name, None) or getattr(base, name)
@@ -332,23 +293,31 @@ def tracked_class(
     for name in WHOLE_STATE_METHODS:
         if hasattr(tuple, name) or hasattr(base, name):
             ns[name] = whole(name)
+    ns["__len__"] = lambda self: n  # (the same for every state: nothing is read)
+    ns["__bool__"] = lambda self: n > 0
     ns["_replace"] = _replace
     ns["_make"] = classmethod(_make)
-    ns["__slots__"] = ()
-    #: The storage of every tracked input: no values.
-    ns["_unread"] = tuple(Unread(i) for i in range(n))
-    tracked: Any = type(base.__name__, (base,), ns)
+
+    def __getattr__(self: Any, name: str) -> Any:
+        # The state class's own methods, properties and constants, on the stand-in.
+        attr = inspect.getattr_static(base, name)
+        if isinstance(attr, staticmethod | classmethod):
+            return getattr(base, name)
+        if hasattr(attr, "__get__"):
+            return attr.__get__(self, base)
+        return attr
+
+    ns["__getattr__"] = __getattr__
+    tracked: Any = type(base.__name__, (), ns)
+    tracked._new = staticmethod(new)
     return tracked  # type: ignore[no-any-return]
 
 
 def tracked_input(tracked: type, tracker: Tracker, values: tuple[Any, ...]) -> Any:
-    """The tracked stand-in for a state whose variables hold ``values``: its storage
-    holds :class:`Unread` stand-ins, its fields read ``values`` (recording the reads)."""
-    tracker.begin(values)
-    obj: Any = tuple.__new__(tracked, tracked._unread)  # type: ignore[attr-defined]
-    tracker.prov[id(obj)] = list(range(len(values)))
-    tracker.keep.append(obj)
-    return obj
+    """The tracked stand-in for a state whose variables hold ``values``, for a new
+    evaluation (its fields read ``values``, recording the reads)."""
+    tracker.begin()
+    return tracked._new(list(values), list(range(len(values))))  # type: ignore[attr-defined]
 
 
 def order_of_reads(reads: list[int], nslots: int) -> list[int] | None:
