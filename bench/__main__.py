@@ -37,6 +37,9 @@ class Row:
     invariants: tuple[str, ...] = ()
     #: --cluster: "local:N" (a LocalCluster on 127.0.0.1 for the row).
     cluster: str | None = None
+    #: False: --no-cache (the plain expansion: what a spec the fast engine does not
+    #: serve, such as one with frozen dataclass states, runs at).
+    cache: bool = True
 
 
 ROWS = [
@@ -49,6 +52,8 @@ ROWS = [
     Row("raft MaxLogLen=0, 2 workers", "raft", {"MaxLogLen": "0"}, workers=2),
     Row("raft MaxLogLen=0, dask cluster local:2", "raft", {"MaxLogLen": "0"}, cluster="local:2"),
     Row("raft MaxLogLen=0, symmetry", "raft", {"MaxLogLen": "0"}, symmetry=True),
+    Row("raft MaxLogLen=0, --no-cache", "raft", {"MaxLogLen": "0"}, cache=False),
+    Row("mini-Raft, --no-cache", "bench.mini_raft", {}, cache=False),
     Row("raft MaxLogLen=1", "raft", {"MaxLogLen": "1"}, baseline=True, long=True),
     Row("raft MaxLogLen=1, 2 workers", "raft", {"MaxLogLen": "1"}, workers=2, long=True),
     Row("raft MaxLogLen=1, symmetry", "raft", {"MaxLogLen": "1"}, symmetry=True, long=True),
@@ -144,6 +149,7 @@ def run_row(row: Row) -> dict[str, float]:
         "constants": row.consts,
         "invariants": list(row.invariants),
         "cluster": row.cluster,
+        "cache": row.cache,
     }
     cmd = [sys.executable, "-m", "bench.one", json.dumps(job)]
     # A session of its own, so the row is not charged for our terminal's signals or load.
@@ -218,7 +224,9 @@ def main(argv: list[str]) -> None:
         key = row.spec + json.dumps(row.consts, sort_keys=True)
         spread = row.workers > 1 or row.cluster is not None
         versus = ""
-        if not spread and not row.symmetry:
+        if not row.cache and key in single:
+            versus = f"plain path {single[key][1] / gen_rate:.2f}x slower" if gen_rate else ""
+        elif not spread and not row.symmetry:
             single[key] = (secs, gen_rate)
         elif key in single and not row.symmetry:
             versus = f"speedup {single[key][0] / secs:.2f}x"

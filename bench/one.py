@@ -67,6 +67,7 @@ def main(argv: list[str]) -> None:
             symmetry=job.get("symmetry", False),
             workers=job.get("workers", 1),
             cluster=job.get("cluster"),
+            cache=job.get("cache", True),
             deadlock=False,
         ),
         properties=job.get("invariants") or None,

@@ -153,7 +153,11 @@ def test_mermaid_output_passes_no_directive_through() -> None:
 
 
 def test_a_trace_whose_loop_is_no_state_of_it_is_refused(tmp_path: Path) -> None:
-    doc = json.loads((ROOT / "traces" / "die_hard-default-BigJugNotFour.itf.json").read_text())
+    # The trace is made here: traces/*.json are outputs, absent from a clean checkout.
+    made = tmp_path / "die_hard.itf.json"
+    run = CliRunner().invoke(main, ["run", "die_hard", "--trace-out", str(made)])
+    assert run.exit_code == 12, run.output
+    doc = json.loads(made.read_text())
     for loop in (99, -1, "2"):
         doc["loop"] = loop
         path = tmp_path / "t.itf.json"
