@@ -40,6 +40,8 @@ class Row:
     #: False: --no-cache (the plain expansion: what a spec the fast engine does not
     #: serve, such as one with frozen dataclass states, runs at).
     cache: bool = True
+    #: Also time the spec's own code alone over the reachable states (bench.one).
+    spec_alone: bool = False
 
 
 ROWS = [
@@ -57,6 +59,40 @@ ROWS = [
     Row("raft MaxLogLen=1", "raft", {"MaxLogLen": "1"}, baseline=True, long=True),
     Row("raft MaxLogLen=1, 2 workers", "raft", {"MaxLogLen": "1"}, workers=2, long=True),
     Row("raft MaxLogLen=1, symmetry", "raft", {"MaxLogLen": "1"}, symmetry=True, long=True),
+    # Issue 27's corpus: models written before any tuning, in styles the engine had
+    # not met, each beside its plain twin (bench/*_plain.py) and the time its own code
+    # takes alone; --no-cache shows what the plain expansion alone would do.
+    Row(
+        "Go-Back-N Messages=5 Window=3 (long tuples, many successors)",
+        "bench.go_back_n",
+        {"Messages": "5", "Window": "3"},
+        baseline=True,
+        spec_alone=True,
+    ),
+    Row("Go-Back-N, --no-cache", "bench.go_back_n", {"Messages": "5", "Window": "3"}, cache=False),
+    Row(
+        "lease MaxTime=10 (frozen dataclass states: the plain expansion)",
+        "bench.lease",
+        {"MaxTime": "10"},
+        baseline=True,
+        spec_alone=True,
+    ),
+    Row(
+        "gossip Keys=4 MaxWrites=4 (nested immutables.Map)",
+        "bench.gossip",
+        {"Keys": "4", "MaxWrites": "4"},
+        baseline=True,
+        spec_alone=True,
+    ),
+    Row("gossip, --no-cache", "bench.gossip", {"Keys": "4", "MaxWrites": "4"}, cache=False),
+    Row(
+        "2PC with timeouts RMs=5 (records in a pset)",
+        "bench.commit_timeouts",
+        {"RMs": "5"},
+        baseline=True,
+        spec_alone=True,
+    ),
+    Row("2PC with timeouts, --no-cache", "bench.commit_timeouts", {"RMs": "5"}, cache=False),
     # The seed specs' fixes at a larger setting than the tests and the gate use.
     Row(
         "HDDS-16932 fix, 3 elections/2 purges/2 failures",
@@ -150,6 +186,7 @@ def run_row(row: Row) -> dict[str, float]:
         "invariants": list(row.invariants),
         "cluster": row.cluster,
         "cache": row.cache,
+        "spec_alone": row.spec_alone,
     }
     cmd = [sys.executable, "-m", "bench.one", json.dumps(job)]
     # A session of its own, so the row is not charged for our terminal's signals or load.
@@ -197,6 +234,7 @@ def main(argv: list[str]) -> None:
         "bytes/state",
         "baseline gen/s",
         "vs baseline",
+        "vs spec code alone",
         "vs one process",
     ):
         table.add_column(col, justify="left" if col == "benchmark" else "right")
@@ -221,6 +259,10 @@ def main(argv: list[str]) -> None:
             ratio = f"{gen_rate / b_rate:.2f}x"
             if d["baseline_distinct"] != d["distinct"]:
                 ratio += " (COUNTS DIFFER)"
+        alone = ""
+        if "spec_alone_seconds" in d and d["spec_alone_seconds"] > 0:
+            # >1: faster than the spec's own code runs without any engine (caches).
+            alone = f"{d['spec_alone_seconds'] / secs:.2f}x"
         key = row.spec + json.dumps(row.consts, sort_keys=True)
         spread = row.workers > 1 or row.cluster is not None
         versus = ""
@@ -248,6 +290,7 @@ def main(argv: list[str]) -> None:
             f"{d['bytes_per_state']:,.0f}" if d["distinct"] >= 10_000 else "-",
             base,
             ratio,
+            alone,
             versus,
         )
     console.print(table)

@@ -33,3 +33,29 @@ def test_mini_raft_published_small_figures() -> None:
     """Pinned once from both twins; a change to either model shows up here."""
     result = run(CompiledSpec(MiniRaft(MaxTerm=2, MaxLog=1)), Options(symmetry=False))
     assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (6723, 15829, 14)
+
+
+#: Issue 27's models, each at small bounds beside its plain twin (bench.one's TWINS).
+TWIN_CASES = [
+    ("bench.go_back_n", {"Messages": "3", "Window": "2", "Capacity": "2"}),
+    ("bench.go_back_n", {"Messages": "4", "Window": "2", "Capacity": "3"}),
+    ("bench.lease", {"MaxTime": "6"}),
+    ("bench.gossip", {"Nodes": "3", "Keys": "3"}),
+    ("bench.commit_timeouts", {"RMs": "3"}),
+    ("bench.commit_timeouts", {"RMs": "4"}),
+]
+
+
+@pytest.mark.parametrize(("spec", "consts"), TWIN_CASES)
+def test_corpus_twins_agree(spec: str, consts: dict[str, str]) -> None:
+    import importlib
+
+    from bench.one import TWINS
+    from checker.loader import load_spec_class
+
+    cls = load_spec_class(spec)
+    result = run(CompiledSpec(cls(**consts)), Options(deadlock=False))
+    twin = importlib.import_module(TWINS[spec])
+    assert result.verdict is Verdict.OK
+    assert (result.stats.distinct, result.stats.generated) == twin.explore(consts)
+    assert result.stats.distinct > 1000  # a real space, not a model stuck at its start
