@@ -70,6 +70,10 @@ class ExpansionSettings:
     #: the workers (None: decide it here): wide variables, and fixed-key maps' keys.
     wide: frozenset[int] | None = None
     fixed: tuple[tuple[int, tuple[Any, ...]], ...] | None = None
+    #: When the fast engine serves the model, whether the plain expansion may take
+    #: over where it is measured cheaper (see :mod:`checker.adaptive`): "measured",
+    #: "alternate" (tests: every handoff, whatever the cost) or "fast" (never).
+    switching: str = "measured"
 
 
 class Restart(Exception):
@@ -130,6 +134,8 @@ class Expansion:
         self.nvars = len(model.variables(inits[0]))
         self.fpr = StateFingerprinter(self.nvars, renamings)
         self.expanded = 0
+        # No constraint declared (a compiled spec says so): no call per successor.
+        self.constrained = bool(getattr(model, "has_constraint", True))
 
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
         """The settings a worker's expansion should use to agree with this one."""
@@ -249,13 +255,14 @@ class Expansion:
         cands: list[tuple[int, int, tuple[Any, ...], Any, int | None]] = []
         append = cands.append
         within = model.within
+        constrained = self.constrained
         variables = model.variables
         child = self.fpr.child
         k = 0
         t: Any = None
         try:
             for k, (ai, params, t) in enumerate(succ):
-                if within(t):
+                if not constrained or within(t):
                     tvals = variables(t)
                     fp, vf = child(tvals, vals, vfps)
                     append((k, ai, params, (t, tvals, vf), fp))

@@ -16,15 +16,21 @@ def make_expansion(
     deadlock: bool,
     settings: ExpansionSettings | None = None,
 ) -> ExpansionLike:
-    """The fast expansion for a compiled spec with NamedTuple states (unless
-    ``settings.cache`` is off), else the plain one."""
+    """For a compiled spec with NamedTuple states (unless ``settings.cache`` is off)
+    the fast expansion, with the plain one taking over where it is measured cheaper
+    (:mod:`checker.adaptive`); else the plain one."""
     settings = settings or ExpansionSettings()
     if settings.cache:
         from checker import fastpath
 
         if fastpath.supports(model):
             try:
-                return fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
+                fast = fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
             except fastpath.Unsuitable:
-                pass
+                return Expansion(model, renamings, deadlock)
+            if settings.switching == "fast":
+                return fast
+            from checker.adaptive import measured
+
+            return measured(fast, Expansion(model, renamings, deadlock), settings)
     return Expansion(model, renamings, deadlock)

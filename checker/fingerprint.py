@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from hashlib import blake2b
 from typing import Any
 
-from pyrsistent import PBag, PMap, PSet, PVector
+from pyrsistent import PBag, PMap, PSet, PVector, pset
 
 from checker.strict import strict_equal
 from checker.values import ModelValue
@@ -367,6 +367,27 @@ class Lanes:
 
 
 _MISSING = object()
+_PSET: type = type(pset())
+#: Atoms whose == is strict once their types are the same.
+_STRICT_ATOMS = frozenset({int, str, bool, type(None), bytes})
+
+# How a variable's term is made, by the type of its value (found once per type: an
+# isinstance test against the Mapping ABC costs more than the dictionary lookup).
+_SCALAR, _MAPPING, _SET_KIND = range(3)
+_KIND: dict[type, int] = dict.fromkeys((int, str, bool, type(None), tuple), _SCALAR)
+
+
+def _kind_of(t: type) -> int:
+    if issubclass(t, Mapping):
+        k = _MAPPING
+    elif issubclass(t, frozenset | PSet):
+        k = _SET_KIND
+    else:
+        k = _SCALAR
+    _KIND[t] = k
+    return k
+
+
 #: Element and entry fingerprints a calculator remembers before starting afresh.
 MEMO_SIZE = 1 << 18
 
@@ -383,12 +404,40 @@ class TermCalculator:
     different classes that compare equal as tuples keep their own fingerprints.
     """
 
-    __slots__ = ("lanes", "memo", "rens")
+    __slots__ = ("lanes", "memo", "rens", "scalars")
 
     def __init__(self, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.rens: list[Renaming] = [r or None for r in renamings] or [None]
         self.lanes = Lanes(len(self.rens)) if len(self.rens) > 1 else None
         self.memo: dict[Any, tuple[Any, tuple[int, ...]]] = {}
+        # Terms of variables that hold no collection, by (position, type, value):
+        # the same ints, tuples and records recur in state after state.
+        self.scalars: dict[Any, tuple[Any, int]] = {}
+
+    def scalar_term(self, position: int, value: Any) -> int:
+        """The term of a variable holding ``value``, not a set or map (remembered,
+        and trusted only for a strictly equal value, as :meth:`fps` is)."""
+        t = type(value)
+        key = (position, t, value)
+        try:
+            got = self.scalars.get(key)
+        except TypeError:  # unhashable (refused by the encoding) or == refused
+            return self._scalar(position, value)
+        if got is not None:
+            rep = got[0]
+            if rep is value or t in _STRICT_ATOMS or strict_equal(rep, value):
+                return got[1]
+            return self._scalar(position, value)  # equal in Python, another value
+        term = self._scalar(position, value)
+        if len(self.scalars) >= MEMO_SIZE:
+            self.scalars.clear()
+        self.scalars[key] = (value, term)
+        return term
+
+    def _scalar(self, position: int, value: Any) -> int:
+        if self.lanes is None:
+            return mix(fingerprint(value), position)
+        return self._pack([mix(fingerprint(value, r), position) for r in self.rens])
 
     def fps(self, x: Any) -> tuple[int, ...]:
         """The fingerprint of a (hashable) value under each renaming, remembered.
@@ -426,8 +475,14 @@ class TermCalculator:
 
     def term(self, position: int, value: Any) -> int:
         """A variable's term, computed from its value alone."""
+        t = type(value)
+        kind = _KIND.get(t)
+        if kind is None:
+            kind = _kind_of(t)
+        if kind == _SCALAR:
+            return self.scalar_term(position, value)
         n = len(self.rens)
-        if isinstance(value, Mapping):
+        if kind == _MAPPING:
             if isinstance(value, dict):
                 encode(value)  # refused (mutable), with the standard message
             items = value.items() if not isinstance(value, PMap) else _items(value)
@@ -438,20 +493,21 @@ class TermCalculator:
                 for r in range(n):
                     totals[r] += entry_term(position, kf[r], xf[r])
             return self._pack(totals)
-        if isinstance(value, frozenset | PSet):
-            totals = [set_tag(position)] * n
-            for x in value:
-                xf = self.fps(x)
-                for r in range(n):
-                    totals[r] += element_term(position, xf[r])
-            return self._pack(totals)
-        return self._pack([mix(fingerprint(value, r), position) for r in self.rens])
+        totals = [set_tag(position)] * n
+        for x in value:
+            xf = self.fps(x)
+            for r in range(n):
+                totals[r] += element_term(position, xf[r])
+        return self._pack(totals)
 
     def update(self, position: int, new: Any, old: Any, old_term: int) -> int:
         """The term of ``new`` from that of ``old`` (the same variable in the parent
         state): for two sets or two maps, adjusted by the elements or entries that
         differ; otherwise computed afresh.  Where comparing the two raises (a pbag
         beside another kind of value refuses ==), afresh."""
+        kind = _KIND.get(type(new))
+        if kind == _SCALAR:  # (the commonest case first: ints, tuples, records)
+            return self.scalar_term(position, new)
         try:
             return self._update(position, new, old, old_term)
         except TypeError:
@@ -461,6 +517,11 @@ class TermCalculator:
         """The term of ``new`` from that of ``old`` (the same variable in the parent
         state): for two sets or two maps, adjusted by the elements or entries that
         differ; otherwise computed afresh."""
+        if type(new) is _PSET and type(old) is _PSET:
+            # A pset's members, read from its map's buckets (in C, not through
+            # pyrsistent's generators), differ from the parent's as frozensets do.
+            new = frozenset([k for k, _ in _items(new._map)])  # type: ignore[attr-defined]
+            old = frozenset([k for k, _ in _items(old._map)])
         if type(new) is frozenset and type(old) is frozenset:
             added: Any = new - old
             removed: Any = old - new
@@ -469,7 +530,7 @@ class TermCalculator:
             if not _same_members(new - added if added else new, old - removed if removed else old):
                 return self.term(position, new)
             return self._adjust(old_term, position, added, removed, None, None)
-        if isinstance(new, Mapping) and isinstance(old, Mapping) and type(new) is type(old):
+        if type(new) is type(old) and _KIND.get(type(new)) == _MAPPING:
             if isinstance(new, dict):
                 encode(new)  # refused (mutable), with the standard message
             if len(old) > 2 * len(new) + 8:
@@ -506,9 +567,24 @@ class TermCalculator:
         plus: list[tuple[Any, Any]] | None,
         minus: list[tuple[Any, Any]] | None,
     ) -> int:
-        n = len(self.rens)
         lanes = self.lanes
-        totals: list[int] = [old_term] if lanes is None else list(lanes.split(old_term))
+        if lanes is None:  # one renaming: plain ints, no per-lane loop
+            fps = self.fps
+            total = old_term
+            if added is not None:
+                for x in added:
+                    total += element_term(position, fps(x)[0])
+                for x in removed:
+                    total -= element_term(position, fps(x)[0])
+                return total & _MASK64
+            assert plus is not None and minus is not None
+            for k, x in plus:
+                total += entry_term(position, fps(k)[0], fps(x)[0])
+            for k, x in minus:
+                total -= entry_term(position, fps(k)[0], fps(x)[0])
+            return total & _MASK64
+        n = len(self.rens)
+        totals: list[int] = list(lanes.split(old_term))
         if added is not None:
             for x in added:
                 xf = self.fps(x)

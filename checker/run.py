@@ -15,6 +15,7 @@ never a pass.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -222,7 +223,7 @@ def _explore(
     action that does not replay directly, a map whose keys it took for fixed change,
     a slot with more values than it packs), the exploration starts afresh with the
     settings it gives, and the run says why where the user should know."""
-    settings = ExpansionSettings(cache=opts.cache)
+    settings = ExpansionSettings(cache=opts.cache, switching=_switching())
     seen: set[ExpansionSettings] = set()
     while True:
         recorder = GraphRecorder(model) if graph else None
@@ -248,6 +249,17 @@ def _explore(
             settings = exc.settings
             if exc.note is not None:
                 warnings.append(exc.note)
+
+
+def _switching() -> str:
+    """How the fast engine and the plain expansion share a run: MCHECK_ENGINE_SWITCH
+    (for tests and measurements; see checker.adaptive), "measured" by default."""
+    from checker.adaptive import POLICIES
+
+    policy = os.environ.get("MCHECK_ENGINE_SWITCH", "measured")
+    if policy not in POLICIES:
+        raise ConfigError(f"MCHECK_ENGINE_SWITCH={policy!r} is not one of {', '.join(POLICIES)}")
+    return policy
 
 
 def _fingerprint_fn(model: Model, renamings: list[dict[Any, Any]]) -> Any:

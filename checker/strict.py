@@ -30,6 +30,7 @@ _SEQUENCES: frozenset[type] = frozenset({tuple, type(pyrsistent.pvector())})
 _SETS: frozenset[type] = frozenset({frozenset, type(pyrsistent.pset())})
 _MAPS: frozenset[type] = frozenset({immutables.Map, type(pyrsistent.pmap())})
 _BAG: type = type(pyrsistent.pbag([]))
+_PVECTOR: type = type(pyrsistent.pvector())
 
 
 def strict_equal(a: Any, b: Any) -> bool:
@@ -44,6 +45,16 @@ def strict_equal(a: Any, b: Any) -> bool:
     kind = _KINDS.get(t) or _kind(t)
     if kind == _ATOM:
         return bool(a == b)
+    if kind == _SEQ and t is not _PVECTOR:
+        # The commonest case inline: a tuple or record of atoms (its items' types
+        # compared in C, then its values).
+        if len(a) != len(b):
+            return False
+        types = list(map(type, a))
+        if types != list(map(type, b)):
+            return False
+        if _ATOMS.issuperset(types):
+            return bool(a == b)
     try:
         return _same(a, b, kind)
     except TypeError:

@@ -9,8 +9,9 @@ Python but not in TLA+, maps read entry by entry, a map that gains keys, constra
 the default engine, ``--no-cache`` and the reference must give the same verdict,
 violated property, distinct and generated states, depth and trace length; with
 symmetry (orbits: the reference keeps the smallest encoding over the renamings), and
-with ``--workers 2``.  The fast engine's pilot is made short, so that maps it takes for
-fixed do gain keys later and the run starts again.
+with ``--workers 2``; the fast engine alone and taking turns with the plain expansion
+every few states (checker.adaptive).  The fast engine's pilot is made short, so that
+maps it takes for fixed do gain keys later and the run starts again.
 """
 
 from __future__ import annotations
@@ -88,18 +89,21 @@ def _figures(r: Result) -> tuple[Any, ...]:
 def _agree(desc: SpecDesc, monkeypatch: pytest.MonkeyPatch, pilot_states: int) -> None:
     monkeypatch.setattr(pilot, "PILOT_STATES", pilot_states)
     cls = build(desc)
-    runs = [(False, 1, True), (False, 1, False), (False, 2, True)]
+    # The fast engine alone, the plain expansion alone, and (with two workers) the two
+    # taking turns every few states (checker.adaptive: each handoff through the state).
+    runs = [(False, 1, True, "fast"), (False, 1, False, "fast"), (False, 2, True, "alternate")]
     if desc.symmetric:
-        runs += [(True, 1, True), (True, 1, False), (True, 2, True)]
+        runs += [(True, 1, True, "fast"), (True, 1, False, "fast"), (True, 2, True, "alternate")]
     expected = {
         sym: reference_bfs(CompiledSpec(cls(), symmetry=sym), sym) for sym in {r[0] for r in runs}
     }
-    for sym, workers, cache in runs:
+    for sym, workers, cache, switching in runs:
+        monkeypatch.setenv("MCHECK_ENGINE_SWITCH", switching)
         result = check(
             CompiledSpec(cls(), symmetry=sym),
             Options(symmetry=sym, workers=workers, cache=cache),
         )
-        assert _figures(result) == expected[sym], (desc, sym, workers, cache, result.warnings)
+        assert _figures(result) == expected[sym], (desc, sym, workers, cache, switching)
 
 
 #: The pilot's length: 2 and 40 make maps look fixed that later gain keys.

@@ -1,0 +1,209 @@
+"""The fast engine where its caches pay, the plain expansion where they do not:
+decided per run from what each costs, measured while running (issue 27).
+
+The fast engine's caches (:mod:`checker.fastpath`) repay their bookkeeping only when
+they hit often: on raft.tla they make a run several times faster, on a spec whose
+actions rarely meet the same slot values twice they are a tax.  Which one a spec is
+cannot be told from its text, so :class:`MeasuredExpansion` holds both expansions and
+times them on the run itself: it starts with the fast one (its caches need the start
+to warm up), and at trials spaced out geometrically (after 2,000, 8,000, 32,000, ...
+expanded states) it expands a window of states with the other one.  The cheaper one
+per generated state (successors, fingerprints and the invariants of new states, the
+work the two do differently) carries on; a margin keeps it from flapping on noise.
+
+Why this is sound: the two expansions compute the same successors, in the same order,
+with the same fingerprints (the differential tests hold them to that), so the store,
+the counts, the depths and the counterexample do not depend on which one expanded a
+state.  Each handle stays with the expansion that made it: a state queued by one is
+handed to the other through the state object (:meth:`state`, :meth:`handle_of`) when
+the other expands it, so a switch needs no pass over the queue.  Which expansion ran
+when depends on timing; nothing a run reports does, except which of the fast engine's
+notes it gave (a note comes from states the fast engine saw).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from checker.expansion import Candidate, Event, ExpansionLike, ExpansionSettings, Key, NewState
+
+#: Expanded states before the first trial (the fast engine's caches fill first).
+FIRST_TRIAL = 2000
+#: Each later trial comes after this many times as many expanded states.
+SPACING = 4
+#: States expanded in a window: long enough to average over a few chunks' variety.
+WINDOW = 600
+#: The other expansion takes over only when cheaper by this factor (noise, warm-up).
+MARGIN = 0.85
+#: A trial is looked at every STEP states, and given up once this many times dearer:
+#: on raft.tla the plain expansion costs 5 to 10 times the fast one per state.
+STEP = 100
+GIVE_UP = 1.5
+
+#: With the "alternate" policy, the expansions take turns every this many states (a
+#: small prime: every kind of handoff, on every small spec the tests generate).
+ALTERNATE_EVERY = 7
+
+#: Switching policies: by measured cost (the default), every window regardless of
+#: cost (the differential tests: every handoff exercised), or never.
+POLICIES = ("measured", "alternate", "fast")
+
+
+class MeasuredExpansion:
+    """:class:`checker.expansion.ExpansionLike` over two expansions, ``fast`` (handles
+    are ints, or tuples whose first item is an int) and ``plain`` (handles are
+    ``(state, values, terms)``): the cheaper one, by measurement, expands.
+
+    A trial is three stretches of expanded states: the last ``WINDOW`` states of the
+    expansion in use (its cost now, not while its caches were cold), ``WINDOW // 2``
+    states of the other one unmeasured (its caches warm again after a long rest), then
+    ``WINDOW`` states of it measured."""
+
+    def __init__(
+        self,
+        fast: Any,
+        plain: Any,
+        policy: str = "measured",
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown switching policy {policy!r}")
+        self.fast = fast
+        self.plain = plain
+        self.policy = policy
+        self.clock = clock
+        self.current: Any = fast
+        self.expanded = 0
+        self.spent = 0.0  # in the measured stretch
+        self.generated = 0
+        self.phase = "run"  # "run", then per trial "measure", "warm", "trial"
+        self.next_mark = FIRST_TRIAL - WINDOW if policy == "measured" else ALTERNATE_EVERY
+        if policy == "fast":
+            self.next_mark = 1 << 62
+        self.trial_at = FIRST_TRIAL
+        self.before = 0.0  # the cost per successor of the expansion in use
+        self.trial_start = 0
+        self.switches = 0
+
+    # -- which expansion a handle belongs to -------------------------------------------
+    def _owner(self, handle: Any) -> Any:
+        if handle.__class__ is int or handle[0].__class__ is int:
+            return self.fast
+        return self.plain
+
+    def _own(self, handle: Any) -> Any:
+        """The handle as the current expansion's (through the state object when the
+        other one made it)."""
+        owner = self._owner(handle)
+        if owner is self.current:
+            return handle
+        return self.current.handle_of(owner.state(handle))
+
+    # -- the interface -------------------------------------------------------------------
+    def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
+        """The settings a worker's expansion should use (the fast engine's layout)."""
+        return self.fast.layout(settings)  # type: ignore[no-any-return]
+
+    def initial(
+        self, seen: Callable[[int], bool], store: Callable[[Key, int, Any], Any]
+    ) -> tuple[list[NewState], Event | None]:
+        """The initial states, by the current expansion."""
+        return self.current.initial(seen, store)  # type: ignore[no-any-return]
+
+    def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Candidate], Event | None]:
+        """Successors of one state, by the current expansion; every so often the
+        other one is tried on a window of states and kept if it is cheaper."""
+        handle = self._own(handle)
+        clock = self.clock
+        t0 = clock()
+        out = self.current.expand(ordinal, handle)
+        self.spent += clock() - t0
+        self.generated += len(out[1])
+        self.expanded += 1
+        if self.expanded >= self.next_mark:
+            self._window_ends()
+        return out  # type: ignore[no-any-return]
+
+    def check(self, key: Key, handle: Any, new: bool) -> Event | None:
+        """The invariants on one generated state, by the expansion that made it
+        (timed with the current window: checking is work the two do differently)."""
+        t0 = self.clock()
+        ev = self._owner(handle).check(key, handle, new)
+        self.spent += self.clock() - t0
+        return ev  # type: ignore[no-any-return]
+
+    def state(self, handle: Any) -> Any:
+        """The state a handle stands for."""
+        return self._owner(handle).state(handle)
+
+    def handle_of(self, state: Any) -> Any:
+        """The current expansion's handle of a state object."""
+        return self.current.handle_of(state)
+
+    def fp_of(self, handle: Any) -> int:
+        """The fingerprint of a handle's state."""
+        return self._owner(handle).fp_of(handle)  # type: ignore[no-any-return]
+
+    def fingerprint_of(self, state: Any) -> int:
+        """A state's fingerprint (the same by either expansion)."""
+        return self.current.fingerprint_of(state)  # type: ignore[no-any-return]
+
+    # -- the measurement -------------------------------------------------------------
+    def _cost(self) -> float:
+        cost = self.spent / max(1, self.generated)
+        self.spent = 0.0
+        self.generated = 0
+        return cost
+
+    def _other(self) -> Any:
+        """The expansion not in use."""
+        return self.plain if self.current is self.fast else self.fast
+
+    def _window_ends(self) -> None:
+        if self.policy == "alternate":
+            self.current = self._other()
+            self.switches += 1
+            self.next_mark = self.expanded + ALTERNATE_EVERY
+            return
+        phase = self.phase
+        if phase == "run":  # measure the expansion in use from here on
+            self._cost()
+            self.phase, self.next_mark = "measure", self.expanded + WINDOW
+        elif phase == "measure":  # the other one's turn
+            self.before = self._cost()
+            self.current = self._other()
+            self.trial_start = self.expanded
+            if self.current is self.fast:  # its caches first warm again, unmeasured
+                self.phase, self.next_mark = "warm", self.expanded + WINDOW // 2
+            else:
+                self.phase, self.next_mark = "trial", self.expanded + STEP
+        elif phase == "warm":
+            self._cost()
+            self.trial_start = self.expanded
+            self.phase, self.next_mark = "trial", self.expanded + STEP
+        else:
+            cost = self.spent / max(1, self.generated)
+            if cost > self.before * GIVE_UP:
+                # Clearly dearer already: the trial ends early, and the next is far off.
+                self._end_trial(keep=False, spacing=SPACING * SPACING)
+            elif self.expanded - self.trial_start >= WINDOW:
+                self._end_trial(keep=cost < self.before * MARGIN, spacing=SPACING)
+            else:
+                self.next_mark = self.expanded + STEP
+
+    def _end_trial(self, keep: bool, spacing: int) -> None:
+        if keep:
+            self.switches += 1
+        else:
+            self.current = self._other()
+        self.spent = 0.0
+        self.generated = 0
+        self.trial_at = max(self.trial_at, self.expanded) * spacing
+        self.phase, self.next_mark = "run", self.trial_at - WINDOW
+
+
+def measured(fast: Any, plain: Any, settings: ExpansionSettings) -> ExpansionLike:
+    """Both expansions behind one, switching by ``settings.switching``."""
+    return MeasuredExpansion(fast, plain, settings.switching)

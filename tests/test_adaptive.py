@@ -1,0 +1,116 @@
+"""checker.adaptive: the cheaper expansion by measurement, with every handoff sound.
+
+The switching itself is tested here with two stand-in expansions over the integers
+and a clock that each expansion advances by its own cost per successor, so which one
+wins is decided, not measured; that the real expansions agree through handoffs is
+tests/test_differential.py's ("alternate") and tests/test_every_spec.py's."""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker import CompiledSpec, ConfigError, Options
+from checker import run as check
+from checker.adaptive import FIRST_TRIAL, MeasuredExpansion
+from checker.loader import load_spec_class
+
+
+class Clock:
+    """Time that passes only when an expansion says it works."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Stand:
+    """An expansion of the states (n,) -> (2n,), (2n + 1,), by ``cost`` per
+    successor: fast handles are the ints n, plain ones ``((n,), (), ())``."""
+
+    def __init__(self, clock: Clock, cost: float, plain: bool) -> None:
+        self.clock, self.cost, self.plain = clock, cost, plain
+        self.expanded = 0
+
+    def handle_of(self, state: tuple[int]) -> Any:
+        return (state, (), ()) if self.plain else state[0]
+
+    def state(self, handle: Any) -> tuple[int]:
+        return handle[0] if self.plain else (handle,)  # type: ignore[no-any-return]
+
+    def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Any], None]:
+        assert isinstance(handle, tuple) == self.plain  # only its own handles
+        (n,) = self.state(handle)
+        self.expanded += 1
+        self.clock.now += 2 * self.cost
+        kids = [self.handle_of((2 * n,)), self.handle_of((2 * n + 1,))]
+        return [0, 0], [(k, 0, (), h, 0) for k, h in enumerate(kids)], None
+
+    def check(self, key: Any, handle: Any, new: bool) -> None:
+        return None
+
+
+def _run(fast_cost: float, plain_cost: float, states: int) -> tuple[MeasuredExpansion, list[int]]:
+    clock = Clock()
+    fast, plain = Stand(clock, fast_cost, False), Stand(clock, plain_cost, True)
+    exp = MeasuredExpansion(fast, plain, "measured", clock)
+    queue: deque[Any] = deque([exp.handle_of((1,))])
+    seen: list[int] = []
+    for _ in range(states):
+        h = queue.popleft()
+        seen.append(exp.state(h)[0])
+        _, cands, _ = exp.expand(0, h)
+        queue += [c[3] for c in cands]
+    return exp, seen
+
+
+def test_the_plain_expansion_takes_over_where_it_is_cheaper() -> None:
+    exp, seen = _run(fast_cost=1.0, plain_cost=0.5, states=3 * FIRST_TRIAL)
+    assert exp.current is exp.plain and exp.switches == 1
+    assert seen == list(range(1, 3 * FIRST_TRIAL + 1))  # the same states, in BFS order
+    assert exp.plain.expanded > FIRST_TRIAL
+
+
+def test_the_fast_engine_stays_where_the_plain_one_is_dearer_and_the_trial_is_short() -> None:
+    exp, seen = _run(fast_cost=0.2, plain_cost=2.0, states=20 * FIRST_TRIAL)
+    assert exp.current is exp.fast and exp.switches == 0
+    assert seen == list(range(1, 20 * FIRST_TRIAL + 1))
+    # Given up after one step of each trial (two trials in 40,000 states).
+    assert exp.plain.expanded <= 2 * 100
+
+
+def test_a_close_call_keeps_the_expansion_in_use() -> None:
+    exp, _ = _run(fast_cost=1.0, plain_cost=0.9, states=3 * FIRST_TRIAL)
+    assert exp.current is exp.fast
+
+
+def test_an_unknown_policy_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCHECK_ENGINE_SWITCH", "sometimes")
+    with pytest.raises(ConfigError, match="MCHECK_ENGINE_SWITCH='sometimes' is not one of"):
+        check(_go_back_n(), Options())
+
+
+def _go_back_n() -> CompiledSpec:
+    cls = load_spec_class(str(Path(__file__).resolve().parents[1] / "bench" / "go_back_n.py"))
+    return CompiledSpec(cls(Messages=4, Window=2, Capacity=3))
+
+
+@pytest.mark.parametrize("policy", ["measured", "alternate"])
+def test_a_run_past_several_trials_counts_the_same(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """22,456 states: past the measured policy's first trials (a handoff each way at
+    least where the plain expansion is tried), every 7 states with "alternate"."""
+    monkeypatch.setenv("MCHECK_ENGINE_SWITCH", policy)
+    got = check(_go_back_n(), Options(deadlock=False))
+    plain = check(_go_back_n(), Options(deadlock=False, cache=False))
+    figures = [
+        (r.verdict, r.stats.distinct, r.stats.generated, r.stats.depth) for r in (got, plain)
+    ]
+    assert figures[0] == figures[1]
+    assert got.stats.distinct == 22456 and got.stats.distinct > 4 * FIRST_TRIAL
