@@ -390,6 +390,10 @@ def _kind_of(t: type) -> int:
 
 #: Element and entry fingerprints a calculator remembers before starting afresh.
 MEMO_SIZE = 1 << 18
+#: Variable terms it remembers (fewer: a variable with a new value in nearly every
+#: state, a growing message log, would otherwise keep a quarter-million of them alive;
+#: the values that recur, ints and short records, are found again at once).
+SCALAR_MEMO_SIZE = 1 << 16
 
 
 class TermCalculator:
@@ -429,7 +433,7 @@ class TermCalculator:
                 return got[1]
             return self._scalar(position, value)  # equal in Python, another value
         term = self._scalar(position, value)
-        if len(self.scalars) >= MEMO_SIZE:
+        if len(self.scalars) >= SCALAR_MEMO_SIZE:
             self.scalars.clear()
         self.scalars[key] = (value, term)
         return term

@@ -55,6 +55,15 @@ def strict_equal(a: Any, b: Any) -> bool:
             return False
         if _ATOMS.issuperset(types):
             return bool(a == b)
+    elif kind == _MAP and len(a) == len(b) and all(map(is_, a.keys(), b.keys())):
+        # A map of atoms whose keys are the very same objects in the same order (maps
+        # of one key set iterate alike): its values' types, then values, in C.
+        va, vb = list(a.values()), list(b.values())
+        types = list(map(type, va))
+        if types != list(map(type, vb)):
+            return False
+        if _ATOMS.issuperset(types):
+            return bool(va == vb)
     try:
         return _same(a, b, kind)
     except TypeError:

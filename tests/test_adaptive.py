@@ -15,7 +15,7 @@ import pytest
 
 from checker import CompiledSpec, ConfigError, Options
 from checker import run as check
-from checker.adaptive import FIRST_TRIAL, MeasuredExpansion
+from checker.adaptive import FIRST_TRIAL, STEP, MeasuredExpansion
 from checker.loader import load_spec_class
 
 
@@ -81,7 +81,7 @@ def test_the_fast_engine_stays_where_the_plain_one_is_dearer_and_the_trial_is_sh
     assert exp.current is exp.fast and exp.switches == 0
     assert seen == list(range(1, 20 * FIRST_TRIAL + 1))
     # Given up after one step of each trial (two trials in 40,000 states).
-    assert exp.plain.expanded <= 2 * 100
+    assert exp.plain.expanded <= 2 * STEP
 
 
 def test_a_close_call_keeps_the_expansion_in_use() -> None:
