@@ -55,19 +55,36 @@ def strict_equal(a: Any, b: Any) -> bool:
             return False
         if _ATOMS.issuperset(types):
             return bool(a == b)
-    elif kind == _MAP and len(a) == len(b) and all(map(is_, a.keys(), b.keys())):
-        # A map of atoms whose keys are the very same objects in the same order (maps
-        # of one key set iterate alike): its values' types, then values, in C.
+        return _pairs(a, b, types)
+    if kind == _MAP and len(a) == len(b) and all(map(is_, a.keys(), b.keys())):
+        # Keys that are the very same objects in the same order (maps of one key set
+        # iterate alike): only the values are left, their types compared in C first.
         va, vb = list(a.values()), list(b.values())
         types = list(map(type, va))
         if types != list(map(type, vb)):
             return False
         if _ATOMS.issuperset(types):
             return bool(va == vb)
+        return _pairs(va, vb, types)
     try:
         return _same(a, b, kind)
     except TypeError:
         return False  # a comparison inside refused: pbag beside another kind of value
+
+
+def _pairs(xs: Any, ys: Any, types: list[type]) -> bool:
+    """Items of two sequences whose types pair up (``types``), one by one: the very
+    same object, an equal atom, or strictly equal (a nested value shared with the
+    other side is passed at once: values built from one another share most parts)."""
+    for x, y, tx in zip(xs, ys, types, strict=True):
+        if x is y:
+            continue
+        if tx in _ATOMS:
+            if x != y:
+                return False
+        elif not strict_equal(x, y):
+            return False
+    return True
 
 
 # Kinds of types, found once per type (the checks run on every cache lookup).
