@@ -30,7 +30,6 @@ _SEQUENCES: frozenset[type] = frozenset({tuple, type(pyrsistent.pvector())})
 _SETS: frozenset[type] = frozenset({frozenset, type(pyrsistent.pset())})
 _MAPS: frozenset[type] = frozenset({immutables.Map, type(pyrsistent.pmap())})
 _BAG: type = type(pyrsistent.pbag([]))
-_PVECTOR: type = type(pyrsistent.pvector())
 
 
 def strict_equal(a: Any, b: Any) -> bool:
@@ -45,46 +44,16 @@ def strict_equal(a: Any, b: Any) -> bool:
     kind = _KINDS.get(t) or _kind(t)
     if kind == _ATOM:
         return bool(a == b)
-    if kind == _SEQ and t is not _PVECTOR:
-        # The commonest case inline: a tuple or record of atoms (its items' types
-        # compared in C, then its values).
-        if len(a) != len(b):
-            return False
-        types = list(map(type, a))
-        if types != list(map(type, b)):
-            return False
-        if _ATOMS.issuperset(types):
-            return bool(a == b)
-        return _pairs(a, b, types)
+    if kind == _SEQ:
+        return len(a) == len(b) and _items_equal(a, b)
     if kind == _MAP and len(a) == len(b) and all(map(is_, a.keys(), b.keys())):
-        # Keys that are the very same objects in the same order (maps of one key set
-        # iterate alike): only the values are left, their types compared in C first.
-        va, vb = list(a.values()), list(b.values())
-        types = list(map(type, va))
-        if types != list(map(type, vb)):
-            return False
-        if _ATOMS.issuperset(types):
-            return bool(va == vb)
-        return _pairs(va, vb, types)
+        # The very same keys in the same order (maps of one key set iterate alike):
+        # only the values are left to compare.
+        return _items_equal(list(a.values()), list(b.values()))
     try:
         return _same(a, b, kind)
     except TypeError:
         return False  # a comparison inside refused: pbag beside another kind of value
-
-
-def _pairs(xs: Any, ys: Any, types: list[type]) -> bool:
-    """Items of two sequences whose types pair up (``types``), one by one: the very
-    same object, an equal atom, or strictly equal (a nested value shared with the
-    other side is passed at once: values built from one another share most parts)."""
-    for x, y, tx in zip(xs, ys, types, strict=True):
-        if x is y:
-            continue
-        if tx in _ATOMS:
-            if x != y:
-                return False
-        elif not strict_equal(x, y):
-            return False
-    return True
 
 
 # Kinds of types, found once per type (the checks run on every cache lookup).
@@ -112,41 +81,33 @@ def _kind(t: type) -> int:
 
 
 def _items_equal(xs: Any, ys: Any) -> bool:
-    """Two sequences of the same length, item by item: their items' types compared
-    in C first, and when every item is an atom (the usual leaf) their values too."""
-    xs = tuple(xs)
-    ys = tuple(ys)
+    """Two sequences of the same length (tuples, records, pvectors, lists), item by
+    item: their items' types compared in C first, and when every item is an atom (the
+    usual leaf) their values too; otherwise one by one, where a nested value shared
+    by both sides (values built from one another share most parts) passes at once."""
     types = list(map(type, xs))
     if types != list(map(type, ys)):
         return False
     if _ATOMS.issuperset(types):
         return bool(xs == ys)
-    kinds = _KINDS
     for x, y, tx in zip(xs, ys, types, strict=True):
         if x is y:
             continue
-        kind = kinds.get(tx) or _kind(tx)
-        if kind == _ATOM:
+        if tx in _ATOMS:
             if x != y:
                 return False
-        elif not _same(x, y, kind):
+        elif not strict_equal(x, y):
             return False
     return True
 
 
 def _same(a: Any, b: Any, kind: int) -> bool:
-    """Two values of one type (``kind`` is its kind), not atoms."""
-    if kind == _SEQ:
-        return len(a) == len(b) and _items_equal(a, b)
+    """Two values of one type (``kind`` is its kind): not atoms, not sequences, not
+    maps whose keys are the very same objects (:func:`strict_equal` compares those)."""
     if kind == _MAP:
         if len(a) != len(b):
             return False
-        ka, kb = list(a.keys()), list(b.keys())
-        if all(map(is_, ka, kb)):
-            # The very same keys in the same order (maps of one key set iterate
-            # alike): only the values are left to compare.
-            return _items_equal(a.values(), b.values())
-        partner = _partners(kb)
+        partner = _partners(list(b.keys()))
         for k, v in a.items():
             key = partner(k)
             if key is _MISSING or not strict_equal(v, b[key]):
