@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.fingerprint import in_order
 from checker.pretty import brief_message, is_message
 from checker.spec import Spec, TemporalDecl, signature_arity
+from checker.strict import strict_equal
 from checker.symmetry import renamings
 from checker.values import ModelValue
 
@@ -157,6 +158,21 @@ def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[lis
     return [n for n in invs if n in names], [n for n in temps if n in names]
 
 
+def _index_of(
+    instances: Sequence[tuple[Any, ...]],
+) -> dict[tuple[Any, ...], tuple[int, tuple[Any, ...]]] | None:
+    """Instances by value -> (position, instance), the first of values equal by ``==``
+    (a strict check after the lookup tells them apart); None when an instance is
+    unhashable (then every lookup is a scan)."""
+    out: dict[tuple[Any, ...], tuple[int, tuple[Any, ...]]] = {}
+    try:
+        for position, params in enumerate(instances):
+            out.setdefault(params, (position, params))
+    except TypeError:
+        return None
+    return out
+
+
 class CompiledSpec:
     """A :class:`Spec` instance made ready for exploration (implements :class:`Model`).
 
@@ -210,6 +226,10 @@ class CompiledSpec:
             for f in self._families
         ]
         self._inits: list[Any] | None = None
+        #: Per static family: its instances by value -> (position, instance), built
+        #: when a log first binds an instance of it (see _bound_instances).
+        self._domain_index: dict[int, dict[tuple[Any, ...], tuple[int, tuple[Any, ...]]] | None]
+        self._domain_index = {}
         self.var_names: tuple[str, ...] = ()
         self._getter: Callable[[Any], tuple[Any, ...]] = lambda s: (s,)
         self.state_type: type | None = None
@@ -318,16 +338,7 @@ class CompiledSpec:
         state_type = self.state_type
         for index, name, effect, guard, instances, dynamic, arity in plans:
             if instances is None:
-                try:
-                    got = dynamic(state)
-                    # A set's or map's iteration order follows salted hashes: in that
-                    # order the same run would give another counterexample per process.
-                    raw = in_order(got) if isinstance(got, _HASH_ORDERED) else list(got)
-                except MemoryError:
-                    raise
-                except Exception as exc:
-                    raise EvaluationError(f"over_state of action {name}", exc, state) from exc
-                instances = [(p,) for p in raw] if arity == 1 else [tuple(p) for p in raw]
+                instances = self._drawn_instances(name, dynamic, arity, state)
             params: tuple[Any, ...] = ()
             try:
                 for params in instances:
@@ -353,6 +364,85 @@ class CompiledSpec:
             except Exception as exc:
                 raise EvaluationError(f"action {label_of(name, params)}", exc, state) from exc
         return out
+
+    def successors_among(
+        self,
+        state: Any,
+        families: Iterable[int],
+        accept: Callable[[int, tuple[Any, ...]], bool] | None = None,
+        bound: Sequence[tuple[Any, ...]] | None = None,
+    ) -> list[Successor]:
+        """The enabled instances of the action ``families`` only (declaration order):
+        of those, only the parameter tuples in ``bound`` when it is given (each must
+        be strictly one of the family's instances in ``state``; others are skipped)
+        and only those ``accept(family, params)`` keeps.  The rest are never
+        evaluated: trace validation asks for one event's instances, and a family
+        over a wide range would otherwise run in full for every candidate state."""
+        plans = self._plans
+        if accept is None and bound is None:
+            return self._successors_of([plans[i] for i in sorted(families)], state)
+        out: list[Successor] = []
+        for index in sorted(families):
+            plan = plans[index]
+            if bound is not None:
+                instances = self._bound_instances(index, state, bound)
+            else:
+                instances = plan[4]
+                if instances is None:
+                    instances = self._drawn_instances(plan[1], plan[5], plan[6], state)
+            chosen = instances if accept is None else [p for p in instances if accept(index, p)]
+            if chosen:
+                out += self._successors_of([(*plan[:4], chosen, None, plan[6])], state)
+        return out
+
+    def _bound_instances(
+        self, index: int, state: Any, bound: Sequence[tuple[Any, ...]]
+    ) -> list[tuple[Any, ...]]:
+        """The family's own instances that ``bound`` names, in the family's order.  A
+        static domain is indexed once; a drawn one is drawn from ``state``.  A named
+        tuple matches an instance only strictly (``(a, True)`` is not ``(a, 1)``),
+        and the instance's own values are the ones the action is given."""
+        plan = self._plans[index]
+        instances: list[tuple[Any, ...]] = plan[4]
+        if instances is not None:
+            if index not in self._domain_index:
+                self._domain_index[index] = _index_of(instances)
+            where = self._domain_index[index]
+        else:
+            instances = self._drawn_instances(plan[1], plan[5], plan[6], state)
+            where = _index_of(instances)
+        found: list[tuple[int, tuple[Any, ...]]] = []
+        for params in bound:
+            hit = None
+            if where is not None:
+                try:
+                    hit = where.get(params)
+                except TypeError:  # an unhashable value: no instance is one
+                    continue
+            if hit is None or not strict_equal(hit[1], params):
+                # Not indexed (unhashable instances), or equal by == only (True and
+                # 1): an instance strictly equal to it, if any.
+                hit = next((h for h in enumerate(instances) if strict_equal(h[1], params)), None)
+            if hit is not None:
+                found.append(hit)
+        found.sort(key=lambda hit: hit[0])
+        return [p for _, p in found]
+
+    @staticmethod
+    def _drawn_instances(
+        name: str, dynamic: Callable[[Any], Any], arity: int, state: Any
+    ) -> list[tuple[Any, ...]]:
+        """The parameter tuples an ``over_state`` family draws from ``state``."""
+        try:
+            got = dynamic(state)
+            # A set's or map's iteration order follows salted hashes: in that order
+            # the same run would give another counterexample per process.
+            raw = in_order(got) if isinstance(got, _HASH_ORDERED) else list(got)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise EvaluationError(f"over_state of action {name}", exc, state) from exc
+        return [(p,) for p in raw] if arity == 1 else [tuple(p) for p in raw]
 
     def without_invariants(self) -> CompiledSpec:
         """The same model checking no invariant (a liveness graph pass after a

@@ -69,11 +69,18 @@ class On:
     """What one event name may be: the actions it may be (none: an observation of
     the current state), which of their instances (``where(params of the event, the
     action's parameters)``), and how the event's recorded values read from a state
-    (``state``: recorded name -> variable or getter; unnamed values are variables)."""
+    (``state``: recorded name -> variable or getter; unnamed values are variables);
+    ``instances`` names the instances directly, from the event's parameters."""
 
     actions: tuple[str, ...] = ()
     where: Callable[[dict[str, Any], tuple[Any, ...]], bool] | None = None
     state: Mapping[str, Getter] = field(default_factory=dict)
+    #: The instances the event names, bound from its parameters (as a TLA+ trace
+    #: spec binds ``\E i \in {ev.index}``): ``instances(spec, params of the event)
+    #: -> parameter tuples``.  Only those are evaluated (each must be one of the
+    #: action's own instances), not every instance ``where`` would have to sift:
+    #: an action over a wide range (a commit index up to MaxIndex) stays cheap.
+    instances: Callable[[Any, dict[str, Any]], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -267,6 +274,10 @@ class _Node:
     steps: list[tuple[int, tuple[Any, ...], Any, int | None]]
     #: Observations matched here: log lines.
     seen: list[int] = field(default_factory=list)
+    #: The state's fingerprint and its variables' terms (a successor's fingerprint
+    #: is computed from them by what changed, as the explorer does).
+    fp: int = 0
+    terms: tuple[int, ...] = ()
 
 
 @dataclass
@@ -303,7 +314,9 @@ class Validator:
         self.max_states = max_states
         self.timeout = timeout
         self.index = {n: i for i, n in enumerate(model.action_names)}
-        self.fpr = StateFingerprinter(len(model.var_names), [{}])
+        # The model knows its variables once it has made its initial states: the
+        # fingerprinter is made then (an incremental fingerprint walks them).
+        self._fpr: StateFingerprinter | None = None
         self.silent = self._actions(mapping.silent if mapping else (), "silent")
         self.max_silent = mapping.max_silent if mapping else 0
         self.states = 0
@@ -335,32 +348,69 @@ class Validator:
             )
         return On(actions=(ev.name,))
 
+    @property
+    def fpr(self) -> StateFingerprinter:
+        """The fingerprinter, for the model's variables (no symmetry: the log names
+        real nodes)."""
+        if self._fpr is None:
+            self.model.initial_states()
+            self._fpr = StateFingerprinter(len(self.model.var_names), [{}])
+        return self._fpr
+
     def fp(self, state: Any) -> int:
         """A state's fingerprint (no symmetry: the log names real nodes)."""
         return self.fpr.initial(self.model.variables(state))[0]
 
-    def disagreements(self, ev: LogEvent, rule: On, state: Any) -> list[tuple[str, Any, Any]]:
-        """(name, recorded, model's) for each recorded value the state disagrees with."""
+    def _root(self, state: Any) -> _Node:
+        fp, terms = self.fpr.initial(self.model.variables(state))
+        return _Node(state, None, [], fp=fp, terms=terms)
+
+    def _fp_after(self, parent: _Node, state: Any) -> tuple[int, tuple[int, ...]]:
+        """A successor's fingerprint and terms from its parent's (what changed only)."""
+        variables = self.model.variables
+        return self.fpr.child(variables(state), variables(parent.state), parent.terms)
+
+    def readers(self, ev: LogEvent, rule: On) -> list[tuple[str, Any, int, str | None, Getter]]:
+        """How each value ``ev`` recorded reads from a state, worked out once per
+        event: (name, recorded value, variable position or -1, key within the
+        variable or None, getter)."""
         values = dict(ev.state)
         if rule.state:
             values.update({k: v for k, v in ev.params.items() if k in rule.state})
-        out: list[tuple[str, Any, Any]] = []
         names = self.model.var_names
+        out: list[tuple[str, Any, int, str | None, Getter]] = []
         for key, recorded in values.items():
             getter: Getter = rule.state.get(key, key)
-            if isinstance(getter, str):
-                # "term[a]": variable term, at the key named a (a node's own value).
-                m = _INDEXED.fullmatch(getter)
-                var, at = (m.group(1), m.group(2)) if m else (getter, None)
-                if var not in names:
-                    raise LogError(
-                        f"line {ev.line}: {key!r} is not a variable of {self.model.name} "
-                        f"(variables: {', '.join(names)})"
-                    )
-                actual = self.model.variables(state)[names.index(var)]
+            if not isinstance(getter, str):
+                out.append((key, recorded, -1, None, getter))
+                continue
+            # "term[a]": variable term, at the key named a (a node's own value).
+            m = _INDEXED.fullmatch(getter)
+            var, at = (m.group(1), m.group(2)) if m else (getter, None)
+            if var not in names:
+                raise LogError(
+                    f"line {ev.line}: {key!r} is not a variable of {self.model.name} "
+                    f"(variables: {', '.join(names)})"
+                )
+            out.append((key, recorded, names.index(var), at, getter))
+        return out
+
+    def disagreements(self, ev: LogEvent, rule: On, state: Any) -> list[tuple[str, Any, Any]]:
+        """(name, recorded, model's) for each recorded value the state disagrees with."""
+        return self._disagreements(ev, self.readers(ev, rule), state)
+
+    def _disagreements(
+        self, ev: LogEvent, readers: list[tuple[str, Any, int, str | None, Getter]], state: Any
+    ) -> list[tuple[str, Any, Any]]:
+        out: list[tuple[str, Any, Any]] = []
+        values = self.model.variables(state)
+        for key, recorded, position, at, getter in readers:
+            if position >= 0:
+                actual = values[position]
                 if at is not None:
                     actual = _at(actual, at, ev.line, key)
             else:
+                assert not isinstance(getter, str)
                 try:
                     actual = getter(self.model.spec, state)
                 except Exception as exc:
@@ -387,10 +437,10 @@ class Validator:
         frontier: list[_Node] = []
         seen: set[int] = set()
         for s in self.model.initial_states():
-            f = self.fp(s)
-            if f not in seen:
-                seen.add(f)
-                frontier.append(_Node(s, None, []))
+            root = self._root(s)
+            if root.fp not in seen:
+                seen.add(root.fp)
+                frontier.append(root)
         done = 0
         try:
             with stop_signals(), watchdog(deadline):
@@ -431,25 +481,22 @@ class Validator:
     def _silent_closure(self, node: _Node) -> list[_Node]:
         """The node and the nodes up to max_silent silent steps from it."""
         out, level = [node], [node]
-        seen = {self.fp(node.state)}
+        seen = {node.fp}
         for _ in range(self.max_silent):
             nxt: list[_Node] = []
             for n in level:
-                for ai, params, t in self._successors(n.state):
-                    if ai not in self.silent or not self.model.within(t):
+                for ai, params, t in self.model.successors_among(n.state, self.silent):
+                    if not self.model.within(t):
                         continue
-                    f = self.fp(t)
+                    f, terms = self._fp_after(n, t)
                     if f in seen:
                         continue
                     seen.add(f)
                     self._count()
-                    nxt.append(_Node(t, n, [(ai, params, t, None)]))
+                    nxt.append(_Node(t, n, [(ai, params, t, None)], fp=f, terms=terms))
             out += nxt
             level = nxt
         return out
-
-    def _successors(self, state: Any) -> list[Any]:
-        return self.model.successors(state)
 
     def _candidates(
         self, frontier: list[_Node], ev: LogEvent, rule: On
@@ -458,48 +505,64 @@ class Validator:
         frontier (after silent steps): an allowed action instance the event's ``where``
         accepts, or, for an observation, the node's own state (action None)."""
         allowed = {self.index[a] for a in rule.actions}
+        # The event's ``where`` picks instances before they run: an action over a
+        # wide range (a commit index up to MaxIndex) evaluates the one it logged.
+        accept = None
+        if rule.where is not None:
+            accept = lambda _ai, params: self._where(rule, ev, params)  # noqa: E731
+        bound = self._bound(rule, ev) if allowed else None
+        successors = self.model.successors_among
         for node in frontier:
             for c in self._silent_closure(node):
                 if not allowed:  # an observation of the current state
                     yield c, None, (), c.state
                     continue
-                for ai, params, t in self._successors(c.state):
-                    if ai in allowed and (rule.where is None or self._where(rule, ev, params)):
-                        yield c, ai, params, t
+                for ai, params, t in successors(c.state, allowed, accept, bound):
+                    yield c, ai, params, t
+
+    def _bound(self, rule: On, ev: LogEvent) -> list[tuple[Any, ...]] | None:
+        """The instances the rule binds from the event's parameters (None: every
+        instance, sifted by ``where``)."""
+        if rule.instances is None:
+            return None
+        make, spec = rule.instances, self.model.spec
+        got: list[Any] = _mapping_call(ev, lambda params: list(make(spec, params)), ev.params)
+        for p in got:
+            if not isinstance(p, tuple):
+                raise LogError(
+                    f"line {ev.line}: the mapping of event {ev.name!r} gave {p!r} as an "
+                    "instance, not a tuple of the action's parameters"
+                )
+        return got
 
     @staticmethod
     def _where(rule: On, ev: LogEvent, params: tuple[Any, ...]) -> bool:
-        """The mapping's ``where`` on an event: a parameter the event lacks is the
-        log's fault (its line), anything else the mapping's."""
+        """The mapping's ``where`` on an event."""
         assert rule.where is not None
-        try:
-            return bool(rule.where(ev.params, params))
-        except KeyError as exc:
-            raise LogError(
-                f"line {ev.line}: event {ev.name!r} has no parameter {exc}, which the mapping reads"
-            ) from None
-        except Exception as exc:
-            raise LogError(
-                f"line {ev.line}: the mapping of event {ev.name!r} raised "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
+        return bool(_mapping_call(ev, rule.where, ev.params, params))
 
     def advance(self, frontier: list[_Node], ev: LogEvent, rule: On) -> list[_Node]:
         """The nodes consistent with the log after ``ev``."""
         out: list[_Node] = []
         seen: set[int] = set()
+        readers: list[tuple[str, Any, int, str | None, Getter]] | None = None
         for c, ai, params, t in self._candidates(frontier, ev, rule):
             self._count()
-            if self.disagreements(ev, rule, t):
+            if readers is None:
+                readers = self.readers(ev, rule)
+            if self._disagreements(ev, readers, t):
                 continue
-            f = self.fp(t)
+            if ai is None:
+                f, terms = c.fp, c.terms
+            else:
+                f, terms = self._fp_after(c, t)
             if f in seen:
                 continue
             seen.add(f)
             if ai is None:
-                out.append(_Node(t, c, [], [ev.line]))
+                out.append(_Node(t, c, [], [ev.line], fp=f, terms=terms))
             else:
-                out.append(_Node(t, c, [(ai, params, t, ev.line)]))
+                out.append(_Node(t, c, [(ai, params, t, ev.line)], fp=f, terms=terms))
         return out
 
     def explain(self, frontier: list[_Node], ev: LogEvent, rule: On) -> Validation:
@@ -515,7 +578,11 @@ class Validator:
             names = " or ".join(rule.actions)
             reason = (
                 f"no candidate state enables {names}"
-                + (" with the logged parameters" if rule.where is not None else "")
+                + (
+                    " with the logged parameters"
+                    if rule.where is not None or rule.instances is not None
+                    else ""
+                )
                 + f" (its guard is false in all {len(frontier)} candidate states"
                 + (f", also after up to {self.max_silent} silent steps" if self.max_silent else "")
                 + ")"
@@ -566,6 +633,21 @@ def _at(value: Any, name: str, line: int, key: str) -> Any:
         if -len(value) <= i < len(value):
             return value[i]
     raise LogError(f"line {line}: {key!r}: no {name!r} in the variable")
+
+
+def _mapping_call(ev: LogEvent, fn: Callable[..., Any], *args: Any) -> Any:
+    """Call a function of the log mapping on an event: a parameter the event lacks is
+    the log's fault (its line), anything else the mapping's; both are one line."""
+    try:
+        return fn(*args)
+    except KeyError as exc:
+        raise LogError(
+            f"line {ev.line}: event {ev.name!r} has no parameter {exc}, which the mapping reads"
+        ) from None
+    except Exception as exc:
+        raise LogError(
+            f"line {ev.line}: the mapping of event {ev.name!r} raised {type(exc).__name__}: {exc}"
+        ) from None
 
 
 class _Limit(Exception):

@@ -55,8 +55,14 @@ class PsoState(NamedTuple):
     restarts: int
 
 
-def _node(ev: dict[str, Any], p: tuple[Any, ...]) -> bool:
-    return bool(p[0].name == ev.get("node"))
+def _node(spec: Any, ev: dict[str, Any], key: str = "node") -> ModelValue:
+    """The node an event names (by its name), as the spec's own model value."""
+    node: ModelValue = next(n for n in spec.Node if n.name == ev[key])
+    return node
+
+
+def _of_node(spec: Any, ev: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(_node(spec, ev),)]
 
 
 class PysyncobjRaft(Spec):
@@ -76,23 +82,25 @@ class PysyncobjRaft(Spec):
     # The harness (tests/pysyncobj_harness.py) logs one event per change it sees in a
     # node after each of its ticks; a tick may adopt a higher term before what it logs.
     log_mapping = LogMapping(
+        # Each event names its instance (node, term, candidate, index): bound from the
+        # log, as a TLA+ trace spec binds them, rather than sifted from every instance.
         events={
-            "Timeout": On(actions=("Timeout",), where=_node),
+            "Timeout": On(actions=("Timeout",), instances=_of_node),
             "UpdateTerm": On(
-                actions=("UpdateTerm",), where=lambda ev, p: _node(ev, p) and p[1] == ev["term"]
+                actions=("UpdateTerm",), instances=lambda sp, ev: [(_node(sp, ev), ev["term"])]
             ),
             "Vote": On(
                 actions=("Vote",),
-                where=lambda ev, p: _node(ev, p) and p[1].name == ev["candidate"],
+                instances=lambda sp, ev: [(_node(sp, ev), _node(sp, ev, "candidate"))],
             ),
-            "BecomeLeader": On(actions=("BecomeLeader",), where=_node),
-            "BecomeFollower": On(actions=("BecomeFollower",), where=_node),
-            "StepDown": On(actions=("StepDown",), where=_node),
+            "BecomeLeader": On(actions=("BecomeLeader",), instances=_of_node),
+            "BecomeFollower": On(actions=("BecomeFollower",), instances=_of_node),
+            "StepDown": On(actions=("StepDown",), instances=_of_node),
             "AdvanceCommit": On(
                 actions=("AdvanceCommit",),
-                where=lambda ev, p: _node(ev, p) and p[1] == ev["index"],
+                instances=lambda sp, ev: [(_node(sp, ev), ev["index"])],
             ),
-            "Restart": On(actions=("Restart",), where=_node),
+            "Restart": On(actions=("Restart",), instances=_of_node),
         },
         silent=("UpdateTerm",),
         max_silent=1,
@@ -129,12 +137,13 @@ class PysyncobjRaft(Spec):
         )
 
     @action(
-        over_state=lambda self, s: [(n, t) for n in self.Node for t in range(1, s.highestTerm + 1)]
+        # The terms above the node's own that some node has reached.
+        over_state=lambda self, s: [
+            (n, t) for n in self.Node for t in range(s.term[n] + 1, s.highestTerm + 1)
+        ]
     )
     def UpdateTerm(self, s: PsoState, n: ModelValue, t: int) -> PsoState | None:
         """A request or append of a higher term: adopt it, no vote, follow."""
-        if t <= s.term[n]:
-            return None
         return s._replace(
             term=s.term.set(n, t), role=s.role.set(n, FOLLOWER), votedFor=s.votedFor.set(n, None)
         )
@@ -172,9 +181,7 @@ class PysyncobjRaft(Spec):
             return None
         return s._replace(role=s.role.set(n, FOLLOWER))
 
-    @action(
-        over_state=lambda self, s: [(n, i) for n in self.Node for i in range(1, self.MaxIndex + 1)]
-    )
+    @action(over=("Node", lambda self: range(1, self.MaxIndex + 1)))
     def AdvanceCommit(self, s: PsoState, n: ModelValue, i: int) -> PsoState | None:
         """A leader commits further; a follower takes a leader's commit index."""
         if i <= s.commitIndex[n]:
