@@ -10,6 +10,7 @@ stderr, never a traceback; ``--debug`` shows the traceback of an internal error.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import math
 import os
@@ -922,10 +923,24 @@ def list_specs(target: str | None) -> None:
             ),
             ("actions", ", ".join(cls.action_names())),
             ("constants", ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items())),
-            ("symmetry", ", ".join(cls.symmetry) or "none"),
+            ("symmetry", _symmetry_text(cls, variants)),
         ]
         for label, text in rows:
             console.print(Text(f"  {label}: {text}"), soft_wrap=True)
+
+
+def _symmetry_text(cls: Any, variants: list[str]) -> str:
+    """The symmetric sets; per variant when a property gives them."""
+
+    def names(variant: str | None) -> str:
+        return ", ".join(cls(variant=variant).symmetry_names) or "none"
+
+    if not isinstance(inspect.getattr_static(cls, "symmetry"), property):
+        return ", ".join(cls.symmetry) or "none"
+    per = {v: names(v) for v in variants} if variants else {"default": names(None)}
+    if len(set(per.values())) == 1:
+        return next(iter(per.values()))
+    return "; ".join(f"{n} ({v})" for v, n in per.items())
 
 
 _KIND_TEXT = {

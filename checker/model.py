@@ -199,7 +199,7 @@ class CompiledSpec:
         self._invariants = [(n, decls[n].predicate.__get__(spec)) for n in self.invariant_names]
         tdecls = {d.name: d for d in cls._temporals}
         self.temporal = tuple(self._temporal(tdecls[n]) for n in temp_names)
-        self.symmetry_sets = tuple(spec.constant_values[n] for n in cls.symmetry)
+        self.symmetry_sets = tuple(spec.constant_values[n] for n in spec.symmetry_names)
         self.symmetric = symmetry and bool(self.symmetry_sets)
         self.renamings = renamings(self.symmetry_sets) if self.symmetric else [{}]
         self._fairness = dict(cls.fairness)

@@ -240,7 +240,9 @@ class Spec:
       annotate them in the class body (``MaxTerm: int``) so type checkers know them.
     * ``variants``: the names of the behaviours the spec can switch between;
       ``default_variant`` (defaults to the first).  Read ``self.variant`` in actions.
-    * ``symmetry``: names of constants whose members are interchangeable.
+    * ``symmetry``: names of constants whose members are interchangeable: a tuple of
+      names, one name, or a property returning them (a symmetry that depends on
+      the variant).
     * ``lanes``: the constant whose members get a lane in timelines (model values,
       ints such as process numbers, strings, a range), or a function of the spec
       returning them; defaults to the first symmetric set.  ``owners`` maps variables
@@ -317,6 +319,10 @@ class Spec:
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise SpecError(f"{cls.__name__}: duplicate action/invariant names {sorted(dup)}")
+        # A symmetry written as one name means that name, not its letters; a property
+        # (a symmetry that depends on the variant) is read on each instance.
+        if not isinstance(inspect.getattr_static(cls, "symmetry"), property):
+            cls.symmetry = _symmetry_names(cls, cls.symmetry)
         if cls.variants and len(set(cls.variants)) != len(cls.variants):
             raise SpecError(f"{cls.__name__}: duplicate variant names")
 
@@ -344,7 +350,17 @@ class Spec:
                 raise SpecError(f"constant {key!r} clashes with an attribute of the spec")
             setattr(self, key, value)
         self.constant_values: dict[str, Any] = values
-        for sym in cls.symmetry:
+        try:
+            raw = self.symmetry  # a property sees the variant and the constants
+        except SpecError:
+            raise
+        except Exception as exc:
+            raise SpecError(
+                f"{cls.__name__}: its symmetry property raised {type(exc).__name__}: {exc}"
+            ) from None
+        #: The constants whose members are interchangeable, for this variant.
+        self.symmetry_names: tuple[str, ...] = _symmetry_names(cls, raw)
+        for sym in self.symmetry_names:
             if sym not in values or not _is_model_value_set(values[sym]):
                 raise SpecError(
                     f"symmetry names {sym!r}, which is not a constant holding model values"
@@ -390,7 +406,7 @@ class Spec:
     def lane_values(self) -> tuple[Any, ...]:
         """The members that get a lane each in a timeline (the servers, processes)."""
         cls = type(self)
-        key = cls.lanes or (cls.symmetry[0] if cls.symmetry else None)
+        key = cls.lanes or (self.symmetry_names[0] if self.symmetry_names else None)
         if key is None:
             return ()
         if callable(key):
@@ -411,6 +427,28 @@ class Spec:
         if isinstance(value, int) and not isinstance(value, bool):
             return tuple(range(value))  # a count: processes 0 .. N-1
         return ()
+
+
+def _symmetry_names(cls: type, raw: Any) -> tuple[str, ...]:
+    """A spec's ``symmetry`` as a tuple of constant names: one name alone is that
+    name (``"Procs"``, not ``P, r, o, c, s``); anything but names is refused."""
+    if isinstance(raw, str):
+        return (raw,)
+    if callable(raw):
+        raise SpecError(
+            f"{cls.__name__}: symmetry is a method: give a tuple of constant names, or a "
+            "property returning one (to depend on the variant)"
+        )
+    try:
+        names = tuple(raw)
+    except TypeError:
+        names = (raw,)
+    if not all(isinstance(n, str) for n in names):
+        raise SpecError(
+            f"{cls.__name__}: symmetry must name constants (a name or a tuple of names), "
+            f"not {raw!r}"
+        )
+    return names
 
 
 def _is_model_value_set(value: Any) -> bool:

@@ -129,3 +129,68 @@ def test_the_check_is_deterministic_and_names_the_swap() -> None:
             check_symmetry(CompiledSpec(Election(variant="first_special")))
         messages.add(str(info.value))
     assert len(messages) == 1 and "renaming s1->" in messages.pop()
+
+
+# -- how a spec writes its symmetry -----------------------------------------------------
+
+
+def test_one_name_is_that_name_not_its_letters() -> None:
+    class ByName(Election):
+        symmetry = "Server"  # type: ignore[assignment]
+
+    assert ByName.symmetry == ("Server",)
+    spec = ByName(variant="sound")
+    result = check_spec(spec, Options(deadlock=False))
+    assert result.stats.distinct == _orbits(spec) < _orbits_free(spec)
+
+
+def _orbits_free(spec: Spec) -> int:
+    return len(_reachable(spec))
+
+
+def test_a_symmetry_that_is_not_names_is_one_line() -> None:
+    with pytest.raises(SpecError, match="symmetry must name constants"):
+
+        class Numbered(Election):
+            symmetry = (1,)  # type: ignore[assignment]
+
+    with pytest.raises(SpecError, match="symmetry is a method"):
+
+        class Method(Election):
+            def symmetry(self) -> tuple[str, ...]:  # type: ignore[override]
+                return ("Server",)
+
+
+def test_a_symmetry_property_follows_the_variant() -> None:
+    from tests.fixtures.variant_symmetry import VariantSymmetry
+
+    free = CompiledSpec(VariantSymmetry(variant="free"))
+    ordered = CompiledSpec(VariantSymmetry(variant="ordered"))
+    assert free.symmetric and not ordered.symmetric
+    # Free voting: 4 orbits ({}, one voter, two, all); ordered voting declares no
+    # symmetry and reaches every subset, unreduced.
+    assert check_spec(VariantSymmetry(variant="free"), Options()).stats.distinct == 4
+    assert check_spec(VariantSymmetry(variant="ordered"), Options()).stats.distinct == 8
+    # Without the reduction the free variant reaches all 8 subsets.
+    full = check_spec(VariantSymmetry(variant="free"), Options(symmetry=False))
+    assert full.stats.distinct == 8
+
+
+def test_list_and_run_take_a_symmetry_property() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    spec = str(Path(__file__).parent / "fixtures" / "variant_symmetry.py")
+    listed = subprocess.run(
+        [sys.executable, "-m", "checker", "list", spec], capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "symmetry: Server (free); none (ordered)" in listed.stdout
+    for variant in ("free", "ordered"):
+        ran = subprocess.run(
+            [sys.executable, "-m", "checker", "run", spec, "--variant", variant],
+            capture_output=True,
+            text=True,
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
