@@ -603,6 +603,13 @@ def simulate(
     type=SECONDS,
     help="Seconds before stopping.",
 )
+@click.option(
+    "--last",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Show the last N steps of the matching behaviour (0: every step).",
+)
 @click.option("--no-color", is_flag=True, help="Plain text output.")
 @guarded
 def validate_cmd(
@@ -614,6 +621,7 @@ def validate_cmd(
     fmt: str,
     max_states: int | None,
     timeout: float | None,
+    last: int,
     no_color: bool,
 ) -> None:
     """Is LOG (an implementation's events) a behaviour of SPEC?  Exit 0 with the
@@ -646,7 +654,7 @@ def validate_cmd(
         sys.exit(ExitCode.INCOMPLETE)
     if outcome.ok:
         assert outcome.trace is not None
-        render_trace(outcome.trace, console, title=f"behaviour matching {log}:")
+        render_trace(outcome.trace, console, title=f"behaviour matching {log}:", last=last or None)
         console.print(
             Text(
                 f"OK: all {len(events)} events of {log} are a behaviour of {model.name} "

@@ -404,13 +404,14 @@ class CompiledSpec:
         and the instance's own values are the ones the action is given."""
         plan = self._plans[index]
         instances: list[tuple[Any, ...]] = plan[4]
+        where: dict[tuple[Any, ...], tuple[int, tuple[Any, ...]]] | None = None
         if instances is not None:
             if index not in self._domain_index:
                 self._domain_index[index] = _index_of(instances)
             where = self._domain_index[index]
         else:
+            # Drawn for this state only: a search at C speed, not an index to build.
             instances = self._drawn_instances(plan[1], plan[5], plan[6], state)
-            where = _index_of(instances)
         found: list[tuple[int, tuple[Any, ...]]] = []
         for params in bound:
             hit = None
@@ -418,6 +419,12 @@ class CompiledSpec:
                 try:
                     hit = where.get(params)
                 except TypeError:  # an unhashable value: no instance is one
+                    continue
+            elif plan[4] is None:
+                try:
+                    at = instances.index(params)
+                    hit = (at, instances[at])
+                except ValueError:
                     continue
             if hit is None or not strict_equal(hit[1], params):
                 # Not indexed (unhashable instances), or equal by == only (True and

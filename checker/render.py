@@ -23,18 +23,28 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 3)] + "..."
 
 
-def render_trace(trace: Trace, console: Console, title: str | None = None) -> None:
-    """Print a trace step by step: the initial state, then each action and its changes."""
+def render_trace(
+    trace: Trace, console: Console, title: str | None = None, last: int | None = None
+) -> None:
+    """Print a trace step by step: the initial state, then each action and its changes.
+    With ``last``, a longer trace shows only its last ``last`` steps, after the whole
+    state they start from (a validated log of thousands of events is read from its
+    end; printing every step would take longer than checking it)."""
     width = max(40, console.width)
     if title:
         console.print(Text(title, style="bold"))
-    first = trace.steps[0].state
-    console.print(Text("State 1: initial state", style="bold cyan"))
-    vals = _vars(trace, first)
+    start = 0
+    if last is not None and len(trace.steps) > last + 1:
+        start = len(trace.steps) - last - 1
+        console.print(Text(f"({start:,} earlier steps not shown)", style="dim"), soft_wrap=True)
+    first = trace.steps[start]
+    label = "initial state" if start == 0 else first.action
+    console.print(Text(f"State {start + 1}: {label}", style="bold cyan"))
+    vals = _vars(trace, first.state)
     for name, v in zip(trace.var_names, vals, strict=True):
         console.print(Text(_clip(f"  {name} = {show(v)}", width)), soft_wrap=False)
     prev = vals
-    for i, step in enumerate(trace.steps[1:], start=2):
+    for i, step in enumerate(trace.steps[start + 1 :], start=start + 2):
         console.print(Text(f"State {i}: {step.action}", style="bold cyan"))
         cur = _vars(trace, step.state)
         rows: list[tuple[str, str, str]] = []

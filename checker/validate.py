@@ -91,6 +91,11 @@ class LogMapping:
     events: Mapping[str, On]
     silent: tuple[str, ...] = ()
     max_silent: int = 0
+    #: Which silent instances may come before an event: ``silent_where(params of
+    #: the event, the silent action's parameters)`` (None: any).  An implementation
+    #: that logs per node changes its own node unlogged, not every node: without
+    #: this, each silent instance of every node multiplies the candidate states.
+    silent_where: Callable[[dict[str, Any], tuple[Any, ...]], bool] | None = None
 
 
 # -- reading logs ---------------------------------------------------------------------
@@ -478,14 +483,19 @@ class Validator:
             False, done, states=self.states, seconds=time.perf_counter() - t0, incomplete=why
         )
 
-    def _silent_closure(self, node: _Node) -> list[_Node]:
-        """The node and the nodes up to max_silent silent steps from it."""
+    def _silent_closure(self, node: _Node, ev: LogEvent) -> list[_Node]:
+        """The node and the nodes up to max_silent silent steps from it (those the
+        mapping's ``silent_where`` allows before ``ev``)."""
         out, level = [node], [node]
         seen = {node.fp}
+        accept = None
+        only = self.mapping.silent_where if self.mapping is not None else None
+        if only is not None:
+            accept = lambda _ai, params: bool(_mapping_call(ev, only, ev.params, params))  # noqa: E731
         for _ in range(self.max_silent):
             nxt: list[_Node] = []
             for n in level:
-                for ai, params, t in self.model.successors_among(n.state, self.silent):
+                for ai, params, t in self.model.successors_among(n.state, self.silent, accept):
                     if not self.model.within(t):
                         continue
                     f, terms = self._fp_after(n, t)
@@ -513,7 +523,7 @@ class Validator:
         bound = self._bound(rule, ev) if allowed else None
         successors = self.model.successors_among
         for node in frontier:
-            for c in self._silent_closure(node):
+            for c in self._silent_closure(node, ev):
                 if not allowed:  # an observation of the current state
                     yield c, None, (), c.state
                     continue

@@ -44,6 +44,7 @@ SIFTED = LogMapping(
     },
     silent=("UpdateTerm",),
     max_silent=1,
+    silent_where=lambda ev, p: bool(p[0].name == ev.get("node")),
 )
 
 
@@ -73,22 +74,27 @@ def _event(line: int, name: str, params: tuple[Any, ...], after: Any) -> LogEven
 
 def _random_log(model: CompiledSpec, seed: int, steps: int) -> list[LogEvent]:
     """A random run of the spec as the harness would log it, with some term
-    adoptions left unlogged (at most one in a row: the mapping's max_silent)."""
+    adoptions left unlogged: at most one in a row (the mapping's max_silent), and
+    only right before a logged step of the same node (its silent_where)."""
     rng = random.Random(seed)
     state = model.initial_states()[0]
     events: list[LogEvent] = []
-    dropped = False
+    names = model.action_names
     for _ in range(steps):
         succ = model.successors(state)
         if not succ:
             break
-        ai, params, state = succ[rng.randrange(len(succ))]
-        name = model.action_names[ai]
-        if name == "UpdateTerm" and not dropped and rng.random() < 0.3:
-            dropped = True
-            continue
-        dropped = False
-        events.append(_event(len(events) + 1, name, params, state))
+        ai, params, after = succ[rng.randrange(len(succ))]
+        if names[ai] == "UpdateTerm" and rng.random() < 0.3:
+            then = [
+                c
+                for c in model.successors(after)
+                if c[1][0] is params[0] and names[c[0]] != "UpdateTerm"
+            ]
+            if then:  # unlogged, then a logged step of the same node
+                ai, params, after = then[rng.randrange(len(then))]
+        state = after
+        events.append(_event(len(events) + 1, names[ai], params, state))
     return events
 
 
@@ -172,3 +178,43 @@ def test_a_mapping_that_binds_badly_is_one_line() -> None:
     odd = LogMapping(events={"Timeout": On(actions=("Timeout",), instances=lambda sp, ev: ["a"])})
     with pytest.raises(LogError, match="not a tuple of the action's parameters"):
         Validator(model, odd).run([LogEvent(4, "Timeout", {}, {})])
+
+
+def test_silent_steps_only_where_the_mapping_allows_them() -> None:
+    model = CompiledSpec(load_spec_class("die_hard")(), properties=["none"])
+    # The small jug is emptied after unlogged fills: allowed only where the event
+    # says so (silent_where reads the event's parameters).
+    mapping = LogMapping(
+        events={"empty": On(actions=("EmptySmall",), state={"small": "small"})},
+        silent=("FillBig", "BigToSmall"),
+        max_silent=2,
+        silent_where=lambda ev, p: bool(ev.get("unlogged")),
+    )
+    ok = [LogEvent(7, "empty", {"unlogged": True}, {"small": 0})]
+    assert Validator(model, mapping).run(ok).ok
+    out = Validator(model, mapping).run([LogEvent(7, "empty", {}, {"small": 0})])
+    assert not out.ok and "no candidate state enables EmptySmall" in out.reason
+
+
+def test_a_long_behaviour_is_shown_from_its_end() -> None:
+    from rich.console import Console
+
+    from checker.render import render_trace
+
+    model = CompiledSpec(load_spec_class("die_hard")(), properties=["none"])
+    log = [
+        LogEvent(1, "FillBig", {}, {"big": 5}),
+        LogEvent(2, "BigToSmall", {}, {"big": 2}),
+        LogEvent(3, "EmptySmall", {}, {"small": 0}),
+    ]
+    out = Validator(model, None).run(log)
+    assert out.ok and out.trace is not None
+    console = Console(record=True, width=100)
+    render_trace(out.trace, console, last=1)
+    text = console.export_text()
+    assert "(2 earlier steps not shown)" in text
+    assert "State 3: BigToSmall  [log line 2]" in text and "big = 2" in text
+    assert "State 4: EmptySmall  [log line 3]" in text and "FillBig" not in text
+    console = Console(record=True, width=100)
+    render_trace(out.trace, console)
+    assert "FillBig" in console.export_text()
