@@ -23,6 +23,7 @@ from checker.run import run
 from checker.spec import (
     Spec,
     action,
+    action_property,
     always_eventually,
     eventually,
     eventually_always,
@@ -53,6 +54,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "action",
+    "action_property",
     "always_eventually",
     "check_spec",
     "eventually",

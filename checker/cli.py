@@ -319,8 +319,8 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     "--invariant",
     "properties",
     multiple=True,
-    help="Check only this invariant or temporal property (repeatable; default: all; "
-    "'none' checks none and explores the whole space). --invariant is an alias.",
+    help="Check only this invariant, action property or temporal property (repeatable; "
+    "default: all; 'none' checks none and explores the whole space). --invariant is an alias.",
 )
 @click.option(
     "--workers",
@@ -774,6 +774,14 @@ def _check_and_report(
     sys.exit(result.exit_code)
 
 
+def _kind_of_property(result: Result, model: CompiledSpec) -> str:
+    if result.liveness:
+        return "Temporal property"
+    if result.violated in model.action_property_names:
+        return "Action property"
+    return "Invariant"
+
+
 def _report(
     console: Console,
     result: Result,
@@ -785,8 +793,8 @@ def _report(
     head = {
         Verdict.OK: ("No property violated: every reachable state checked.", "bold green"),
         Verdict.VIOLATION: (
-            f"{'Temporal property' if result.liveness else 'Invariant'} {result.violated} "
-            "is violated.",
+            f"{_kind_of_property(result, model)} {result.violated} is violated"
+            + (" by the last step." if result.violated in model.action_property_names else "."),
             "bold red",
         ),
         Verdict.DEADLOCK: ("Deadlock reached: a state with no enabled action.", "bold red"),
@@ -926,15 +934,34 @@ def list_specs(target: str | None) -> None:
             ("variants", ", ".join(variants) + " (first is the default)"),
             ("invariants", ", ".join(cls.invariant_names()) or "none"),
             (
+                "action properties ([][A]_vars)",
+                ", ".join(cls.action_property_names()) or "none",
+            ),
+            (
                 "temporal properties",
                 ", ".join(f"{n} ({_KIND_TEXT[k]})" for n, k in temporal.items()) or "none",
             ),
             ("actions", ", ".join(cls.action_names())),
             ("constants", ", ".join(f"{k}={show(v)}" for k, v in cls.constants.items())),
             ("symmetry", _symmetry_text(cls, variants)),
+            ("fairness", _fairness_text(cls.fairness)),
         ]
         for label, text in rows:
             console.print(Text(f"  {label}: {text}"), soft_wrap=True)
+
+
+def _fairness_text(fairness: Any) -> str:
+    """Each fairness entry in TLA+ words: per instance, or a family as one action."""
+    parts = []
+    for key, how in fairness.items():
+        kind, only = (how[0], " (some instances)") if isinstance(how, tuple) else (how, "")
+        op = "WF" if kind == "weak" else "SF"
+        if isinstance(key, tuple):
+            acts = " \\/ ".join(key)
+            parts.append(f"{op}({acts}) as one action, any instance{only}")
+        else:
+            parts.append(f"{op}({key}) for each instance on its own{only}")
+    return "; ".join(parts) or "none"
 
 
 def _symmetry_text(cls: Any, variants: list[str]) -> str:

@@ -51,7 +51,7 @@ def recipe_of(model: Model) -> dict[str, Any]:
         "class": cls.__name__,
         "variant": model.variant,
         "constants": dict(model.constants),
-        "invariants": list(model.invariant_names) or ["none"],
+        "invariants": [*model.invariant_names, *model.action_property_names] or ["none"],
         "symmetry": model.symmetric,
     }
 

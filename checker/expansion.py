@@ -136,6 +136,10 @@ class Expansion:
         self.expanded = 0
         # No constraint declared (a compiled spec says so): no call per successor.
         self.constrained = bool(getattr(model, "has_constraint", True))
+        # Action properties ([][A]_vars): checked on every step (None: none selected).
+        self.step_check: Callable[[Any, Any], str | None] | None = None
+        if getattr(model, "action_property_names", ()):
+            self.step_check = model.violated_action_property
 
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
         """The settings a worker's expansion should use to agree with this one."""
@@ -238,8 +242,10 @@ class Expansion:
 
         A candidate is ``(k, action, params, handle, fp)``, with handle and fp None for
         a state outside the constraint.  States outside the constraint are checked
-        against the invariants here (every time they are generated, as TLC does); the
-        first such violation, a spec error or a deadlock ends the list.
+        against the invariants here (every time they are generated, as TLC does), and
+        every step against the action properties (after the step's candidate, so a
+        new state's own invariant violation, found when it is stored, comes first as
+        in TLC); the first violation, a spec error or a deadlock ends the list.
         """
         state, vals, vfps = handle
         model = self.model
@@ -258,6 +264,7 @@ class Expansion:
         constrained = self.constrained
         variables = model.variables
         child = self.fpr.child
+        step_check = self.step_check
         k = 0
         t: Any = None
         try:
@@ -266,11 +273,16 @@ class Expansion:
                     tvals = variables(t)
                     fp, vf = child(tvals, vals, vfps)
                     append((k, ai, params, (t, tvals, vf), fp))
-                    continue
-                append((k, ai, params, None, None))
-                ev = self._check_state((ordinal, k), t, False)
-                if ev is not None:
-                    return actions, cands, ev
+                else:
+                    append((k, ai, params, None, None))
+                    ev = self._check_state((ordinal, k), t, False)
+                    if ev is not None:
+                        return actions, cands, ev
+                if step_check is not None:
+                    bad = step_check(state, t)
+                    if bad is not None:
+                        ev = Event((ordinal, k), "violation", prop=bad, state=t)
+                        return actions, cands, ev
         except EvaluationError as exc:
             return actions, cands, Event((ordinal, k), "error", error=exc, state=t)
         except StateValueError as exc:

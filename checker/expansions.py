@@ -20,7 +20,9 @@ def make_expansion(
     the fast expansion, with the plain one taking over where it is measured cheaper
     (:mod:`checker.adaptive`); else the plain one."""
     settings = settings or ExpansionSettings()
-    if settings.cache:
+    # Action properties read both ends of every step: the plain expansion has them
+    # as states (the fast engine's cached outcomes skip the step itself).
+    if settings.cache and not getattr(model, "action_property_names", ()):
         from checker import fastpath
 
         if fastpath.supports(model):

@@ -278,7 +278,8 @@ def _validate(c: GateCheck) -> None:
     except MCheckError as exc:
         raise ConfigError(f"check {c.name!r}: {exc}") from None
     prop = c.expected_property
-    if prop is not None and prop not in cls.invariant_names() + cls.temporal_names():
+    known = cls.invariant_names() + cls.action_property_names() + cls.temporal_names()
+    if prop is not None and prop not in known:
         raise ConfigError(f"check {c.name!r}: {c.spec} has no property {prop!r}")
     if prop is not None and c.invariants and prop not in c.invariants:
         raise ConfigError(f"check {c.name!r}: expects {prop!r} but does not check it")

@@ -63,6 +63,7 @@ class Model(Protocol):
     action_names: tuple[str, ...]
     #: The invariants checked on every generated state (the selected ones).
     invariant_names: tuple[str, ...]
+    action_property_names: tuple[str, ...]
     #: The temporal properties checked on the state graph (the selected ones).
     temporal: tuple[TemporalProperty, ...]
     #: Symmetry renamings, identity first (``[{}]`` when there is no symmetry).
@@ -88,6 +89,10 @@ class Model(Protocol):
 
     def variables(self, state: Any) -> tuple[Any, ...]:
         """The state's variable values, in ``var_names`` order."""
+        ...
+
+    def violated_action_property(self, before: Any, after: Any) -> str | None:
+        """The first selected action property the step breaks, or None."""
         ...
 
     def fairness(self, action: int, params: tuple[Any, ...]) -> list[Fairness]:
@@ -145,17 +150,27 @@ class _WrongType(Exception):
 
 def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[list[str], list[str]]:
     """The invariants and temporal properties selected by ``names`` (None or empty:
-    all of them; ``["none"]``: none at all, which explores the full space)."""
+    all of them; ``["none"]``: none at all, which explores the full space).  Names
+    of action properties are allowed too (:func:`select_action_properties`)."""
     invs, temps = cls.invariant_names(), cls.temporal_names()
+    steps = cls.action_property_names()
     if not names:
         return invs, temps
-    if list(names) == ["none"] and "none" not in invs + temps:
+    if list(names) == ["none"] and "none" not in invs + temps + steps:
         return [], []
-    unknown = [n for n in names if n not in invs and n not in temps]
+    unknown = [n for n in names if n not in invs and n not in temps and n not in steps]
     if unknown:
-        known = ", ".join(invs + temps) or "none"
+        known = ", ".join(invs + steps + temps) or "none"
         raise ConfigError(f"unknown property {unknown[0]!r} for {cls.spec_name()} (known: {known})")
     return [n for n in invs if n in names], [n for n in temps if n in names]
+
+
+def select_action_properties(cls: type[Spec], names: Sequence[str] | None) -> list[str]:
+    """The action properties selected by ``names`` (as :func:`select_properties`)."""
+    steps = cls.action_property_names()
+    if not names:
+        return steps
+    return [n for n in steps if n in names]
 
 
 def _index_of(
@@ -197,6 +212,10 @@ class CompiledSpec:
         self.invariant_names = tuple(inv_names)
         decls = {d.name: d for d in cls._invariants}
         self._invariants = [(n, decls[n].predicate.__get__(spec)) for n in self.invariant_names]
+        #: The selected action properties ([][A]_vars), checked on every step.
+        self.action_property_names = tuple(select_action_properties(cls, properties))
+        sdecls = {d.name: d for d in cls._action_properties}
+        self._steps = [(n, sdecls[n].predicate.__get__(spec)) for n in self.action_property_names]
         tdecls = {d.name: d for d in cls._temporals}
         self.temporal = tuple(self._temporal(tdecls[n]) for n in temp_names)
         self.symmetry_sets = tuple(spec.constant_values[n] for n in spec.symmetry_names)
@@ -459,6 +478,8 @@ class CompiledSpec:
         other = copy.copy(self)
         other.invariant_names = ()
         other._invariants = []
+        other.action_property_names = ()
+        other._steps = []
         return other
 
     # -- what the fast engine (checker.fastpath) needs beyond the protocol -------------
@@ -527,15 +548,28 @@ class CompiledSpec:
 
     def violated_invariant(self, state: Any) -> str | None:
         """The first selected invariant that does not hold in ``state``."""
-        for name, pred in self._invariants:
-            try:
-                ok = pred(state)
-            except MemoryError:
-                raise
-            except Exception as exc:
-                raise EvaluationError(f"invariant {name}", exc, state) from exc
-            if not ok:
-                return name
+        return _first_broken(self._invariants, "invariant", (state,), state)
+
+    def violated_action_property(
+        self, before: Any, after: Any, only: str | None = None
+    ) -> str | None:
+        """The first selected action property (or the declared one named ``only``)
+        the step ``before -> after`` breaks, or None; a step that changes no variable
+        (strictly) breaks none: ``[A]_vars`` holds on stuttering steps."""
+        steps = self._steps
+        if only is not None:
+            pred = self.action_property_predicate(only)
+            steps = [(only, pred)] if pred is not None else []
+        if not steps or strict_equal(self.variables(before), self.variables(after)):
+            return None
+        return _first_broken(steps, "action property", (before, after), after)
+
+    def action_property_predicate(self, name: str) -> Callable[[Any, Any], bool] | None:
+        """A declared action property by name, bound (None if there is none)."""
+        for d in type(self.spec)._action_properties:
+            if d.name == name:
+                pred: Callable[[Any, Any], bool] = d.predicate.__get__(self.spec)
+                return pred
         return None
 
     def fairness(self, action: int, params: tuple[Any, ...]) -> list[Fairness]:
@@ -570,6 +604,23 @@ class CompiledSpec:
         """The bound predicate of any declared invariant (selected or not)."""
         decl = {d.name: d for d in type(self.spec)._invariants}.get(name)
         return decl.predicate.__get__(self.spec) if decl is not None else None
+
+
+def _first_broken(
+    checks: list[tuple[str, Callable[..., Any]]], kind: str, args: tuple[Any, ...], state: Any
+) -> str | None:
+    """The name of the first predicate false on ``args``; one that raises is the
+    spec's error, reported with ``state``."""
+    for name, pred in checks:
+        try:
+            ok = pred(*args)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise EvaluationError(f"{kind} {name}", exc, state) from exc
+        if not ok:
+            return name
+    return None
 
 
 def _bind(fn: Callable[..., bool], spec: Spec, params: tuple[Any, ...]) -> Callable[[Any], bool]:

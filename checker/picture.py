@@ -111,6 +111,7 @@ def picture_of(data: TimelineData) -> Picture:
             "deadlock in the last state"
             if data.kind == "deadlock"
             else f"{data.property} is violated"
+            + (" by the last step" if data.kind == "step" else "")
             + (" (a lasso: the loop repeats forever)" if data.loop is not None else "")
         )
         last = data.states[-1]

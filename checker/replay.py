@@ -131,6 +131,23 @@ def _judge_end(model: CompiledSpec, trace: ItfTrace, produced: list[Any]) -> Rep
         )
     if prop and prop in type(model.spec).temporal_names():
         return _judge_lasso(model, trace, prop, produced)
+    step = model.action_property_predicate(prop) if prop else None
+    if step is not None:
+        # [][A]_vars: the last step breaks it (a stuttering step never does).
+        broken = len(produced) > 1 and model.violated_action_property(
+            produced[-2], produced[-1], only=prop
+        )
+        if not broken:
+            return ReplayOutcome(
+                False,
+                f"the trace replays, but its last step satisfies {prop} in variant {variant}",
+                len(trace.states) - 1,
+            )
+        return ReplayOutcome(
+            True,
+            f"the trace is a real behaviour of variant {variant} and its last step breaks "
+            f"{prop} ({len(trace.states) - 1} steps)",
+        )
     if prop:
         predicate = model.invariant_predicate(prop)
         if predicate is None:

@@ -183,6 +183,8 @@ class _Simulator:
         inits = model.initial_states()
         self.fpr = StateFingerprinter(len(model.variables(inits[0])), [{}])
         self.temporal = model.temporal
+        #: Action properties to check on each step the walk takes.
+        self.steps = bool(getattr(model, "action_property_names", ()))
         self.fair_cache: dict[tuple[int, tuple[Any, ...]], list[tuple[Any, str]]] = {}
         self.kinds: dict[Any, str] = {}
         self.memo: dict[tuple[str, int, bool, int], bool] = {}
@@ -331,7 +333,7 @@ class _Simulator:
                     kept.append(k)
                     continue
                 stats.states += 1
-                bad = self.check(t, [*choices, k])
+                bad = self.check(t, [*choices, k], before=state)
                 if bad is not None:
                     return bad
             if not kept:
@@ -341,7 +343,7 @@ class _Simulator:
             stats.action_taken[ai] += 1
             choices.append(k)
             stats.states += 1
-            bad = self.check(nxt, choices)
+            bad = self.check(nxt, choices, before=state)
             if bad is not None:
                 return bad
             if self.temporal:
@@ -353,9 +355,13 @@ class _Simulator:
             state = nxt
             length += 1
 
-    def check(self, state: Any, choices: list[int]) -> _Found | None:
+    def check(self, state: Any, choices: list[int], before: Any = None) -> _Found | None:
+        """The invariants on ``state``, then the action properties on the step from
+        ``before`` (when given) to it."""
         try:
             bad = self.model.violated_invariant(state)
+            if bad is None and before is not None and self.steps:
+                bad = self.model.violated_action_property(before, state)
         except EvaluationError as exc:
             return _Found(Verdict.ERROR, list(choices), error=exc)
         if bad is not None:
@@ -546,6 +552,10 @@ class _Simulator:
                 for k, (ai, params, nxt) in enumerate(model.successors(state)):
                     if (ai, params) == want:
                         choices.append(k)
+                        if self.steps:
+                            broken = model.violated_action_property(state, nxt)
+                            if broken is not None:
+                                return choices if broken == prop else None
                         state = nxt
                         break
                 else:

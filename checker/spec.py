@@ -29,6 +29,7 @@ be given separately: ``@action(guard=lambda self, s: s.big < self.Big)``.
 from __future__ import annotations
 
 import inspect
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +69,17 @@ class InvariantDecl:
 
     name: str
     predicate: Callable[[Any, Any], bool]
+    order: int
+
+
+@dataclass(frozen=True)
+class ActionPropertyDecl:
+    """A declared action property (TLA+'s ``[][A]_vars``): a predicate over a step,
+    the state before and the state after, that every step must satisfy unless it
+    changes nothing (a stuttering step satisfies ``[A]_vars`` by definition)."""
+
+    name: str
+    predicate: Callable[[Any, Any, Any], bool]
     order: int
 
 
@@ -166,14 +178,44 @@ def invariant(*, name: str | None = None) -> Callable[[F], F]: ...
 def invariant(fn: F | None = None, *, name: str | None = None) -> Any:
     """Declare a method ``(self, state) -> bool`` as a named invariant."""
 
+    return _declare(
+        fn, "_mcheck_invariant", lambda f: InvariantDecl(name or f.__name__, f, _next_order())
+    )
+
+
+def _declare(fn: F | None, attr: str, make: Callable[[Any], Any]) -> Any:
+    """Mark ``fn`` with the declaration ``make(fn)`` (or return the decorator that
+    will, when the declaration was called with options)."""
+
     def wrap(f: F) -> F:
-        decl = InvariantDecl(name=name or f.__name__, predicate=f, order=_next_order())
-        f._mcheck_invariant = decl  # type: ignore[attr-defined]
+        setattr(f, attr, make(f))
         return f
 
     if fn is not None:
         return wrap(fn)
     return wrap
+
+
+@overload
+def action_property(fn: F) -> F: ...
+
+
+@overload
+def action_property(*, name: str | None = None) -> Callable[[F], F]: ...
+
+
+def action_property(fn: F | None = None, *, name: str | None = None) -> Any:
+    """Declare a method ``(self, before, after) -> bool`` as a named action property:
+    TLA+'s ``[][A]_vars`` ("the can only loses beans": ``after.count < before.count``).
+    It is checked on every step the search takes, to states it has seen as well as
+    new ones and to states outside the constraint, except a step that changes no
+    variable; a violation's counterexample ends in the step that breaks it."""
+
+    return _declare(
+        fn,
+        "_mcheck_action_property",
+        lambda f: ActionPropertyDecl(name or f.__name__, f, _next_order()),
+    )
 
 
 def _domains(over: StaticDomain | Sequence[StaticDomain] | None) -> tuple[StaticDomain, ...]:
@@ -277,6 +319,7 @@ class Spec:
 
     _actions: ClassVar[tuple[ActionDecl, ...]] = ()
     _invariants: ClassVar[tuple[InvariantDecl, ...]] = ()
+    _action_properties: ClassVar[tuple[ActionPropertyDecl, ...]] = ()
     _temporals: ClassVar[tuple[TemporalDecl, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -284,6 +327,7 @@ class Spec:
         _refuse_misspelt_settings(cls)
         actions: dict[str, ActionDecl] = {}
         invariants: dict[str, InvariantDecl] = {}
+        steps: dict[str, ActionPropertyDecl] = {}
         temporals: dict[str, TemporalDecl] = {}
         # Walk base classes first so a spec can extend another; a redefinition
         # replaces the inherited declaration in place.
@@ -297,6 +341,10 @@ class Spec:
                 if isinstance(i, InvariantDecl):
                     invariants.pop(attr, None)
                     invariants[attr] = i
+                p = getattr(value, "_mcheck_action_property", None)
+                if isinstance(p, ActionPropertyDecl):
+                    steps.pop(attr, None)
+                    steps[attr] = p
                 t = getattr(value, "_mcheck_temporal", None)
                 if isinstance(t, TemporalDecl):
                     temporals.pop(attr, None)
@@ -304,8 +352,10 @@ class Spec:
         # Declaration order (not dict or hash order) fixes the enumeration order.
         cls._actions = tuple(sorted(actions.values(), key=lambda d: d.order))
         cls._invariants = tuple(sorted(invariants.values(), key=lambda d: d.order))
+        cls._action_properties = tuple(sorted(steps.values(), key=lambda d: d.order))
         cls._temporals = tuple(sorted(temporals.values(), key=lambda d: d.order))
         names = [d.name for d in cls._actions] + [d.name for d in cls._invariants]
+        names += [d.name for d in cls._action_properties]
         names += [d.name for d in cls._temporals]
         action_names = {d.name for d in cls._actions}
         for fam, how in cls.fairness.items():
@@ -379,6 +429,36 @@ class Spec:
     def validate(self) -> None:
         """Check the constants after overrides (raise ConfigError); default: nothing."""
 
+    # -- helpers a spec's properties use ------------------------------------------------
+    def enabled(self, state: Any, action_name: str, *params: Any) -> bool:
+        """TLA+'s ``ENABLED``: whether action ``action_name`` can take a step from
+        ``state`` (any of its instances, or the one with ``params``); a step that
+        changes nothing counts, as in TLA+ (``ENABLED UNCHANGED v`` is TRUE)."""
+        decl = next((d for d in type(self)._actions if d.name == action_name), None)
+        if decl is None:
+            known = ", ".join(type(self).action_names())
+            raise SpecError(f"enabled(): no action {action_name!r} (actions: {known})")
+        if params:
+            instances: Iterable[tuple[Any, ...]] = [params]
+        elif decl.over_state is not None:
+            drawn = list(decl.over_state(self, state))
+            arity = signature_arity(decl.effect)
+            instances = [(p,) for p in drawn] if arity == 1 else [tuple(p) for p in drawn]
+        else:
+            domains = [self._domain_values(d) for d in decl.over]
+            instances = itertools.product(*domains)
+        for p in instances:
+            if decl.guard is not None and not decl.guard(self, state, *p):
+                continue
+            if decl.effect(self, state, *p) is not None:
+                return True
+        return False
+
+    def _domain_values(self, dom: Any) -> list[Any]:
+        if isinstance(dom, str):
+            return list(self.constant_values[dom])
+        return list(dom(self))
+
     # -- introspection -------------------------------------------------------------
     @classmethod
     def spec_name(cls) -> str:
@@ -397,6 +477,11 @@ class Spec:
     def invariant_names(cls) -> list[str]:
         """Names of the declared invariants, in declaration order."""
         return [d.name for d in cls._invariants]
+
+    @classmethod
+    def action_property_names(cls) -> list[str]:
+        """Names of the declared action properties, in declaration order."""
+        return [d.name for d in cls._action_properties]
 
     @classmethod
     def temporal_names(cls) -> list[str]:

@@ -145,6 +145,8 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
             total += hit[1]
         return tuple(lanes.split(total))
 
+    step_props = bool(getattr(model, "action_property_names", ()))
+
     def check(s: Any, succ: list[Any]) -> None:
         within = model.within(s)
         verdict = model.violated_invariant(s)
@@ -156,6 +158,12 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
                 what = "the state constraint's verdict"
             elif model.violated_invariant(ps) != verdict:
                 what = "an invariant's verdict"
+            elif step_props and any(
+                model.violated_action_property(s, t)
+                != model.violated_action_property(ps, permute(t, p))
+                for _, _, t in succ
+            ):
+                what = "an action property's verdict on one of its steps"
             else:
                 got = sorted(fps(t)[0] for _, _, t in model.successors(ps))
                 if got != sorted(f[g] for f in renamed):

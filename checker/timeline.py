@@ -48,7 +48,7 @@ class TimelineData:
     actors: list[str | None]  #: per state: the lane that took the step
     lanes: list[str]
     property: str | None = None
-    kind: str = "violation"
+    kind: str = "violation"  #: or "deadlock", or "step" (an action property)
     reads: list[str] = field(default_factory=list)  #: variables the property reads
     loop: int | None = None
     owners: dict[str, str] = field(default_factory=dict)  #: variable -> its lane
@@ -230,8 +230,12 @@ def render_timeline(
             )
         )
     if data.property:
-        what = "deadlock" if data.kind == "deadlock" else f"{data.property} is violated"
-        console.print(Text(f"X {what} in the last state", style="bold red"))
+        if data.kind == "step":
+            what = f"{data.property} is violated by the last step"
+        else:
+            what = "deadlock" if data.kind == "deadlock" else f"{data.property} is violated"
+            what += " in the last state"
+        console.print(Text(f"X {what}", style="bold red"))
         last = data.states[-1]
         for var in data.reads:
             if var in last:

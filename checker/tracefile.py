@@ -97,6 +97,7 @@ def itf_document(
         "variant": result.variant,
         "constants": {k: _constant_json(v) for k, v in result.constants.items()},
         "property": result_property(result),
+        "property_kind": _property_kind(result, model),
         "verdict": result.verdict.value,
         "trace_length": trace.length,
         "lanes": p.lanes,
@@ -137,6 +138,16 @@ def save_trace(
     return target
 
 
+def _property_kind(result: Result, model: Model) -> str:
+    """How the trace ends: "deadlock", "step" (its last step breaks an action
+    property) or "violation" (its last state, or its lasso, breaks a property)."""
+    if result.verdict is Verdict.DEADLOCK:
+        return "deadlock"
+    if result.violated and result.violated in getattr(model, "action_property_names", ()):
+        return "step"
+    return "violation"
+
+
 def timeline_of_run(
     result: Result, model: Model, presentation: Presentation | None = None
 ) -> TimelineData:
@@ -160,7 +171,7 @@ def timeline_of_run(
         actors=[_name(a) for a in actors_of(trace, p)],
         lanes=p.lanes,
         property=result_property(result),
-        kind="deadlock" if result.verdict is Verdict.DEADLOCK else "violation",
+        kind=_property_kind(result, model),
         reads=reads,
         loop=trace.loop,
         owners=dict(p.owners),
@@ -182,7 +193,11 @@ def timeline_of_itf(trace: ItfTrace) -> TimelineData:
         actors=[None, *(_opt_str(s.get("actor")) for s in trace.steps[1:])],
         lanes=[str(x) for x in lanes],
         property=meta.get("property"),
-        kind="deadlock" if meta.get("property") == "Deadlock" else "violation",
+        kind="deadlock"
+        if meta.get("property") == "Deadlock"
+        else "step"
+        if meta.get("property_kind") == "step"
+        else "violation",
         reads=[str(x) for x in reads],
         loop=trace.loop,
         owners={str(k): str(v) for k, v in owners.items()},

@@ -32,7 +32,7 @@ class Counter(SyncObj):  # type: ignore[misc]
         super().__init__(me, others, conf)
         self.value = 0
 
-    @replicated  # type: ignore[misc]
+    @replicated  # type: ignore[untyped-decorator]
     def incr(self) -> int:
         self.value += 1
         return self.value
