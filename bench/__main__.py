@@ -6,7 +6,8 @@ model (plain tuples, a Python set), and print mcheck's throughput as a fraction 
 ``python -m bench --quick`` skips the long rows; ``python -m bench raft`` runs the rows
 whose name contains "raft".  Afterwards :mod:`bench.compare` times mcheck against the
 Python peers (minicheck, musil) on mini-Raft; ``--no-peers`` skips that, ``--peers-only``
-runs only it; ``--rounds=N`` takes each row's median of N runs.
+runs only it; ``--rounds=N`` takes each row's median of N runs.  :mod:`bench.validation`
+times ``mcheck validate`` on a 12,055-event log of a real pysyncobj run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
-from bench import compare
+from bench import compare, validation
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,9 @@ def main(argv: list[str]) -> None:
             versus,
         )
     console.print(table)
+    if not only:
+        # Trace validation of a long real log (issue 27: 12,000 events in under 30 s).
+        validation.run(console=console, rounds=1 if quick else 3)
     if "--no-peers" not in argv and not only:
         compare.main(rounds=1 if quick else 3, console=console)
 

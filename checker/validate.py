@@ -81,6 +81,10 @@ class On:
     #: action's own instances), not every instance ``where`` would have to sift:
     #: an action over a wide range (a commit index up to MaxIndex) stays cheap.
     instances: Callable[[Any, dict[str, Any]], Any] | None = None
+    #: Whether the mapping's silent actions may come before this event.  False where
+    #: they could change nothing the event does not overwrite (a term adoption right
+    #: before a logged one): the same behaviours, without examining each silent path.
+    after_silent: bool = True
 
 
 @dataclass(frozen=True)
@@ -523,7 +527,7 @@ class Validator:
         bound = self._bound(rule, ev) if allowed else None
         successors = self.model.successors_among
         for node in frontier:
-            for c in self._silent_closure(node, ev):
+            for c in self._silent_closure(node, ev) if rule.after_silent else [node]:
                 if not allowed:  # an observation of the current state
                     yield c, None, (), c.state
                     continue

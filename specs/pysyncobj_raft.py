@@ -86,8 +86,12 @@ class PysyncobjRaft(Spec):
         # log, as a TLA+ trace spec binds them, rather than sifted from every instance.
         events={
             "Timeout": On(actions=("Timeout",), instances=_of_node),
+            # An unlogged term adoption right before a logged one (or a restart) is
+            # overwritten by it: no silent step needs trying there.
             "UpdateTerm": On(
-                actions=("UpdateTerm",), instances=lambda sp, ev: [(_node(sp, ev), ev["term"])]
+                actions=("UpdateTerm",),
+                instances=lambda sp, ev: [(_node(sp, ev), ev["term"])],
+                after_silent=False,
             ),
             "Vote": On(
                 actions=("Vote",),
@@ -100,7 +104,7 @@ class PysyncobjRaft(Spec):
                 actions=("AdvanceCommit",),
                 instances=lambda sp, ev: [(_node(sp, ev), ev["index"])],
             ),
-            "Restart": On(actions=("Restart",), instances=_of_node),
+            "Restart": On(actions=("Restart",), instances=_of_node, after_silent=False),
         },
         silent=("UpdateTerm",),
         max_silent=1,

@@ -6,6 +6,8 @@ strictly (``True`` is not ``1``)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 from typing import Any, NamedTuple
 
@@ -29,7 +31,9 @@ SIFTED = LogMapping(
     events={
         "Timeout": On(actions=("Timeout",), where=_named),
         "UpdateTerm": On(
-            actions=("UpdateTerm",), where=lambda ev, p: _named(ev, p) and p[1] == ev["term"]
+            actions=("UpdateTerm",),
+            where=lambda ev, p: _named(ev, p) and p[1] == ev["term"],
+            after_silent=False,
         ),
         "Vote": On(
             actions=("Vote",), where=lambda ev, p: _named(ev, p) and p[1].name == ev["candidate"]
@@ -40,7 +44,7 @@ SIFTED = LogMapping(
         "AdvanceCommit": On(
             actions=("AdvanceCommit",), where=lambda ev, p: _named(ev, p) and p[1] == ev["index"]
         ),
-        "Restart": On(actions=("Restart",), where=_named),
+        "Restart": On(actions=("Restart",), where=_named, after_silent=False),
     },
     silent=("UpdateTerm",),
     max_silent=1,
@@ -86,16 +90,32 @@ def _random_log(model: CompiledSpec, seed: int, steps: int) -> list[LogEvent]:
             break
         ai, params, after = succ[rng.randrange(len(succ))]
         if names[ai] == "UpdateTerm" and rng.random() < 0.3:
-            then = [
-                c
-                for c in model.successors(after)
-                if c[1][0] is params[0] and names[c[0]] != "UpdateTerm"
-            ]
+            then = [c for c in model.successors(after) if c[1][0] is params[0]]
             if then:  # unlogged, then a logged step of the same node
                 ai, params, after = then[rng.randrange(len(then))]
         state = after
         events.append(_event(len(events) + 1, names[ai], params, state))
     return events
+
+
+def _run_log(seed: int, steps: int, tamper: bool) -> tuple[Any, CompiledSpec, list[LogEvent]]:
+    """The spec, its model and a random run's log; with ``tamper``, one event's
+    parameter changed (usually no behaviour matches any more)."""
+    cls = load_spec_class("pysyncobj_raft")
+    model = CompiledSpec(cls(**BOUNDS), properties=["none"], symmetry=False)
+    events = _random_log(model, seed, steps)
+    if tamper and events:
+        i = random.Random(seed).randrange(len(events))
+        ev = events[i]
+        params = dict(ev.params)
+        if "index" in params:
+            params["index"] += 1
+        elif "term" in params:
+            params["term"] += 1
+        else:
+            params["node"] = {"a": "b", "b": "c", "c": "a"}[params["node"]]
+        events[i] = LogEvent(ev.line, ev.name, params, ev.state)
+    return cls, model, events
 
 
 def _outcome(model: CompiledSpec, mapping: LogMapping, events: list[LogEvent]) -> Any:
@@ -107,26 +127,34 @@ def _outcome(model: CompiledSpec, mapping: LogMapping, events: list[LogEvent]) -
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 40), tamper=st.booleans())
 def test_bound_instances_agree_with_sifted_ones(seed: int, steps: int, tamper: bool) -> None:
-    cls = load_spec_class("pysyncobj_raft")
-    model = CompiledSpec(cls(**BOUNDS), properties=["none"], symmetry=False)
-    events = _random_log(model, seed, steps)
-    if tamper and events:
-        # One event's parameter changed: usually no behaviour matches any more.
-        i = random.Random(seed).randrange(len(events))
-        ev = events[i]
-        params = dict(ev.params)
-        if "index" in params:
-            params["index"] += 1
-        elif "term" in params:
-            params["term"] += 1
-        else:
-            params["node"] = {"a": "b", "b": "c", "c": "a"}[params["node"]]
-        events[i] = LogEvent(ev.line, ev.name, params, ev.state)
+    cls, model, events = _run_log(seed, steps, tamper)
     bound = _outcome(model, cls.log_mapping, events)
     sifted = _outcome(model, SIFTED, events)
     assert bound == sifted
     if not tamper:
         assert bound[0], bound[3]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 40), tamper=st.booleans())
+def test_no_silent_step_before_a_term_adoption_or_restart_loses_nothing(
+    seed: int, steps: int, tamper: bool
+) -> None:
+    """The spec's mapping tries no silent step before a logged UpdateTerm or Restart
+    (either overwrites what a silent term adoption changes): the verdict is the one
+    trying them gives, on random runs and tampered ones."""
+    cls, model, events = _run_log(seed, steps, tamper)
+    m = cls.log_mapping
+    everywhere = LogMapping(
+        events={k: dataclasses.replace(v, after_silent=True) for k, v in m.events.items()},
+        silent=m.silent,
+        max_silent=m.max_silent,
+        silent_where=m.silent_where,
+    )
+    tight = Validator(model, m).run(events)
+    loose = Validator(model, everywhere).run(events)
+    assert (tight.ok, tight.events, tight.failed) == (loose.ok, loose.events, loose.failed)
+    assert tight.states <= loose.states
 
 
 class _S(NamedTuple):
@@ -218,3 +246,22 @@ def test_a_long_behaviour_is_shown_from_its_end() -> None:
     console = Console(record=True, width=100)
     render_trace(out.trace, console)
     assert "FillBig" in console.export_text()
+
+
+def test_the_bench_log_of_a_real_run_validates() -> None:
+    """bench/data's 12,055 events of a real pysyncobj run are a behaviour of the spec
+    (and stay one: the bench times this; here only the verdict counts)."""
+    import gzip
+
+    from bench.validation import LOG, bounds
+
+    lines = gzip.decompress(LOG.read_bytes()).decode().splitlines()
+    cls = load_spec_class("pysyncobj_raft")
+    model = CompiledSpec(cls(**bounds(lines)), properties=["none"], symmetry=False)
+    events = []
+    for n, line in enumerate(lines, start=1):
+        obj = json.loads(line)
+        events.append(LogEvent(n, obj["event"], obj.get("params", {}), obj.get("state", {})))
+    out = Validator(model, cls.log_mapping).run(events)
+    assert out.ok, (out.failed, out.reason)
+    assert out.events == len(lines) == 12055
