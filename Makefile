@@ -43,8 +43,8 @@ demo: $(STAMP)
 	@echo; echo "== the Ratis-side fix on the same trace:"
 	@$(BIN)/mcheck replay $(DEMO_SPEC) $(DEMO_TRACE) --variant fix; code=$$?; \
 	  if [ $$code -ne 1 ]; then echo "expected the fix to block the trace, got $$code"; exit 1; fi
-	@echo; echo "== the fix over every reachable state:"
-	@$(BIN)/mcheck run $(DEMO_SPEC) --variant fix
+	@echo; echo "== the fix over every reachable state, a restart of F and a lost message included:"
+	@$(BIN)/mcheck run $(DEMO_SPEC) --variant fix --const MAX_RESTARTS=1 --const MAX_DROPS=1
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

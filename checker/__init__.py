@@ -14,6 +14,7 @@ early_signals.arm()
 
 from collections.abc import Sequence
 
+from checker.choose import choose
 from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError, SpecLoadError
 from checker.fingerprint import in_order, sort_key
 from checker.model import CompiledSpec, Model
@@ -57,6 +58,7 @@ __all__ = [
     "action_property",
     "always_eventually",
     "check_spec",
+    "choose",
     "eventually",
     "eventually_always",
     "in_order",

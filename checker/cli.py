@@ -33,6 +33,7 @@ from rich.text import Text
 from checker import __version__, early_signals
 from checker.engine import ignore_interrupts
 from checker.errors import ConfigError, EvaluationError, MCheckError
+from checker.invocation import command
 from checker.itf import read_itf, record_types
 from checker.loader import available_specs, load_spec_class, spec_file
 from checker.model import CompiledSpec
@@ -410,7 +411,13 @@ def run(
     "is of a spec file outside FOLDER.",
 )
 @click.option("--variant", help="Must be the checkpoint's variant (default: it is).")
-@CONST_OPTION
+@click.option(
+    "--const",
+    "consts",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Must equal the checkpoint's constant (default: it does; another value is refused).",
+)
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
 )
@@ -485,7 +492,7 @@ def _spec_to_resume(folder: str, recorded: str) -> str:
     shown = _one_line(repr(recorded)[:200])
     raise ConfigError(
         f"{folder}: the checkpoint is of the spec {shown}, outside {folder}: resume imports "
-        f"a spec file only when you name it (mcheck resume {folder} --spec FILE)"
+        f"a spec file only when you name it ({command()} resume {folder} --spec FILE)"
     )
 
 
@@ -809,7 +816,7 @@ def _report(
         render_timeline(timeline_of_run(result, model, presentation), console)
     console.print(Text(head[0], style=head[1]))
     if saved is not None:
-        console.print(Text(f"trace saved to {saved} (mcheck show {saved})"))
+        console.print(Text(f"trace saved to {saved} ({command()} show {saved})"))
     if result.simulation is not None:
         _report_simulation(console, result, result.simulation)
         return
@@ -1150,7 +1157,8 @@ def _trace_constants(recorded: Any, defaults: Any) -> dict[str, Any]:
 def graph_cmd(
     spec: str, variant: str | None, consts: tuple[str, ...], out: str, max_nodes: int
 ) -> None:
-    """Write the reachable state graph of a small model as GraphML or DOT."""
+    """Write the reachable state graph of a small model as GraphML or DOT: every
+    reachable state (no property is checked, so nothing stops it early, unlike run)."""
     from checker.graph import GraphIncomplete, state_graph, write_graph
 
     instance = build_spec(spec, variant, consts)

@@ -25,7 +25,7 @@ from pyrsistent import PBag, PMap, PSet
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.fingerprint import in_order
-from checker.pretty import brief_message, is_message
+from checker.pretty import brief_message, is_message, show
 from checker.spec import Spec, TemporalDecl, signature_arity
 from checker.strict import strict_equal
 from checker.symmetry import renamings
@@ -114,7 +114,8 @@ def label_of(name: str, params: tuple[Any, ...]) -> str:
 def _short(v: Any) -> str:
     if is_message(v):
         return brief_message(v)
-    text = repr(v)
+    # A set reads as TLA+ writes it ({m1, c2}), not as Python's frozenset({...}).
+    text = show(v) if isinstance(v, frozenset | set | PSet) else repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -33,6 +33,7 @@ from checker.errors import ConfigError
 from checker.expansion import ExpansionSettings, Restart
 from checker.expansions import make_expansion
 from checker.fingerprint import StateFingerprinter, collision_probability
+from checker.invocation import command
 from checker.liveness import Lasso, check_property
 from checker.model import CompiledSpec, Model
 from checker.options import Options
@@ -132,7 +133,7 @@ def _run(model: Model, options: Options | None) -> Result:
             if resumed is not None:
                 outcome.warnings.append(
                     f"the checkpoint in {opts.checkpoint} is unchanged: continue with "
-                    f"mcheck resume {opts.checkpoint}"
+                    f"{command()} resume {opts.checkpoint}"
                 )
     trace = _counterexample(model, outcome, renamings)
     result = _result(model, opts, outcome, symmetric, trace, warnings)
@@ -190,7 +191,7 @@ def _checkpointing(
         resumed = checkpoint.read(folder, types)
     elif checkpoint.exists(folder):
         raise ConfigError(
-            f"{folder} already holds a checkpoint: continue it with mcheck resume {folder}, "
+            f"{folder} already holds a checkpoint: continue it with {command()} resume {folder}, "
             "or choose another folder"
         )
     origin = dict(opts.origin)
@@ -201,7 +202,7 @@ def _checkpointing(
         path = checkpoint.write(folder, snap, types)
         return (
             f"checkpoint of {snap.stats.distinct:,} states saved to {path}: continue with "
-            f"mcheck resume {folder}"
+            f"{command()} resume {folder}"
         )
 
     return save, resumed

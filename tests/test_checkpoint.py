@@ -207,7 +207,7 @@ def test_run_does_not_overwrite_a_checkpoint(tmp_path: Path) -> None:
         [*MCHECK, "run", "raft", "--checkpoint", str(folder)],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert proc.returncode == 2 and "mcheck resume" in proc.stderr
+    assert proc.returncode == 2 and "python -m checker resume" in proc.stderr  # as invoked
     assert (folder / ckpt.FILE).read_bytes() == before
 
 
@@ -260,7 +260,7 @@ def test_ctrl_c_saves_a_final_checkpoint_and_resume_finishes(tmp_path: Path) -> 
     assert code == 3, err
     stopped = json.loads(out.strip().splitlines()[-1])
     assert stopped["reason"] == "interrupted"
-    assert any("continue with mcheck resume" in w for w in stopped["warnings"])
+    assert any("continue with python -m checker resume" in w for w in stopped["warnings"])
     # The final checkpoint holds exactly the figures the interrupted run reported.
     assert ckpt.read_header(folder)["stats"]["distinct"] == stopped["distinct_states"]
     done = _resume(folder)
