@@ -845,6 +845,7 @@ def _report_simulation(console: Console, result: Result, sim: SimulationStats) -
         ("seed", str(sim.seed)),
         ("behaviours", f"{sim.behaviours:,}"),
         ("states checked", f"{sim.states:,}"),
+        ("distinct states visited", f"{sim.distinct:,}"),
         ("states generated", f"{sim.generated:,}"),
         ("deepest behaviour", f"{sim.deepest} states"),
     ]

@@ -94,6 +94,9 @@ class SimulationStats:
     #: (actions) before it was shortened.
     behaviour: int | None = None
     found_length: int | None = None
+    #: Distinct states the behaviours visited (by fingerprint): how much of the space
+    #: the walks have seen.
+    distinct: int = 0
 
     @property
     def states_per_second(self) -> float:
@@ -111,6 +114,7 @@ class SimulationStats:
             "seed": self.seed,
             "behaviours": self.behaviours,
             "states": self.states,
+            "distinct": self.distinct,
             "generated": self.generated,
             "deepest": self.deepest,
             "seconds": round(self.seconds, 3),
@@ -188,6 +192,7 @@ class _Simulator:
         self.fair_cache: dict[tuple[int, tuple[Any, ...]], list[tuple[Any, str]]] = {}
         self.kinds: dict[Any, str] = {}
         self.memo: dict[tuple[str, int, bool, int], bool] = {}
+        self.visited: set[int] = set()
 
     def fp(self, state: Any) -> int:
         return self.fpr.initial(self.model.variables(state))[0]
@@ -261,6 +266,7 @@ class _Simulator:
             variant=str(getattr(model, "variant", "")),
             verdict=verdict,
             stats=Stats(
+                distinct=stats.distinct,
                 generated=stats.generated,
                 depth=stats.deepest,
                 seconds=stats.seconds,
@@ -292,6 +298,7 @@ class _Simulator:
         self.memo = {}
         choices = [k]
         stats.states += 1
+        seen = self.visit(state, None)
         bad = self.check(state, choices)
         if bad is not None:
             return bad
@@ -352,8 +359,22 @@ class _Simulator:
                 except EvaluationError as exc:
                     return _Found(Verdict.ERROR, list(choices), error=exc)
                 beh.taken.append(fair)
+            seen = self.visit(nxt, (state, seen))
             state = nxt
             length += 1
+
+    def visit(self, state: Any, parent: tuple[Any, tuple[int, ...]] | None) -> tuple[int, ...]:
+        """Count ``state`` among the distinct states visited; its variables' terms
+        (a successor's fingerprint is computed from its parent's by what changed)."""
+        vals = self.model.variables(state)
+        if parent is None:
+            fp, terms = self.fpr.initial(vals)
+        else:
+            fp, terms = self.fpr.child(vals, self.model.variables(parent[0]), parent[1])
+        if fp not in self.visited:
+            self.visited.add(fp)
+            self.stats.distinct += 1
+        return terms
 
     def check(self, state: Any, choices: list[int], before: Any = None) -> _Found | None:
         """The invariants on ``state``, then the action properties on the step from

@@ -233,3 +233,24 @@ def test_cli_limits_are_incomplete_and_bad_options_refused() -> None:
     assert proc.returncode == 2
     proc = _cli("raft", "--property", "NoSuchThing", "--traces", "1")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_json_reports_the_real_figures_at_the_top_level() -> None:
+    # die_hard with an unreachable target: 16 reachable states, all visited by 200
+    # behaviours of 100 states (the exhaustive run's count is the independent figure).
+    proc = subprocess.run(
+        [*MCHECK, "simulate", "die_hard", "--const", "Target=99", "--traces", "200", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    exhaustive = subprocess.run(
+        [*MCHECK, "run", "die_hard", "--const", "Target=99", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    every = json.loads(exhaustive.stdout.strip().splitlines()[-1])["distinct_states"]
+    assert data["distinct_states"] == data["simulation"]["distinct"] == every == 16
+    assert data["states_per_second"] > 0
