@@ -115,7 +115,7 @@ def picture_of(data: TimelineData) -> Picture:
             + (" (a lasso: the loop repeats forever)" if data.loop is not None else "")
         )
         last = data.states[-1]
-        values = [f"{v} = {show(last[v], 120)}" for v in data.reads if v in last]
+        values = [f"{v} = {show(last[v])}" for v in data.reads if v in last]
     title = f"{data.spec} ({data.variant}): {n} steps"
     return Picture(title, lanes, actions, notes, arrows, duplicates, data.loop, verdict, values)
 

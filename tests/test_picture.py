@@ -193,3 +193,22 @@ def test_a_browser_renders_the_hdds_16932_picture(tmp_path: Path) -> None:
     ).stdout
     for lane in ("L1", "L2", "F"):
         assert f">{lane}</text>" in dom
+
+
+def test_the_values_that_break_the_property_are_never_clipped() -> None:
+    long = tuple(range(200))  # drawn as <<0, 1, ..., 199>>: about 900 characters
+    data = TimelineData(
+        spec="s",
+        variant="v",
+        var_names=("log",),
+        states=[{"log": ()}, {"log": long}],
+        actions=[None, "Grow"],
+        actors=[None, None],
+        lanes=[],
+        property="ShortLog",
+        reads=["log"],
+    )
+    pic = picture_of(data)
+    assert pic.values and pic.values[0].endswith("198, 199>>")
+    page = html_page(data)
+    assert "198, 199&gt;&gt;" in page or "198, 199>>" in page
