@@ -1,10 +1,18 @@
 """``python -m bench.simulation``: does random simulation pay off on a deep bug?
 
-RATIS-2605 with ``MaxTerm=3 MaxMsgs=1``: breadth-first search needs 21 actions (and
-35,734 states) to lose a committed entry (StateMachineSafety).  This times
-``mcheck simulate`` on it over several seeds, each in a fresh process (``setsid``),
-next to the breadth-first run, and prints how many seeds found it and how fast.
-Options: ``--seeds=N`` (10), ``--timeout=S`` per seed (60), ``--depth=D`` (40).
+Two hunts, each beside the breadth-first run that finds the same violation:
+
+- ``raft``: raft.tla (3 servers, ``MaxLogLen=2``) with the probe "no server commits
+  beyond index 1" (``bench/raft_commit_probe.py``): BFS needs 20 actions;
+- ``ratis``: RATIS-2605 with ``MaxTerm=3 MaxMsgs=1``: BFS needs 21 actions (35,734
+  states) to lose a committed entry (StateMachineSafety).
+
+Each is hunted by ``mcheck simulate`` as TLC walks (a random enabled action, then a
+random instance) and with ``--swarm`` (each behaviour its own subset of actions and
+weights), over several seeds, each run in a fresh process of its own (``setsid``).
+Prints per seed the time to the violation and the median over the seeds that found it.
+Options: ``--seeds=N`` (10), ``--timeout=S`` per seed (60), ``--depth=D`` (100),
+``--only=raft|ratis``.
 """
 
 from __future__ import annotations
@@ -14,18 +22,24 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-SPEC = [
-    "ratis_heartbeat_match_index",
-    "--variant",
-    "bug",
-    "--const",
-    "MaxTerm=3",
-    "--const",
-    "MaxMsgs=1",
-    "--property",
-    "StateMachineSafety",
-]
+PROBE = str(Path(__file__).with_name("raft_commit_probe.py"))
+
+HUNTS = {
+    "raft": [PROBE, "--const", "MaxLogLen=2", "--property", "CommitAtMostOne"],
+    "ratis": [
+        "ratis_heartbeat_match_index",
+        "--variant",
+        "bug",
+        "--const",
+        "MaxTerm=3",
+        "--const",
+        "MaxMsgs=1",
+        "--property",
+        "StateMachineSafety",
+    ],
+}
 
 
 def _timed(args: list[str]) -> tuple[float, dict[str, object]]:
@@ -40,36 +54,45 @@ def _timed(args: list[str]) -> tuple[float, dict[str, object]]:
     return time.perf_counter() - t0, data
 
 
-def main(argv: list[str]) -> None:
-    """Run BFS once and the simulation once per seed; print the comparison."""
-    opts = dict(a.lstrip("-").split("=", 1) for a in argv if "=" in a)
-    seeds, timeout, depth = (
-        int(opts.get("seeds", 10)),
-        opts.get("timeout", "60"),
-        opts.get("depth", "40"),
-    )
-    bfs_secs, bfs = _timed(["run", *SPEC])
-    print(f"BFS: {bfs['result']} in {bfs['trace_length']} actions, {bfs_secs:.1f} s")
-    found: list[float] = []
-    for seed in range(seeds):
-        secs, sim = _timed(
-            ["simulate", *SPEC, "--seed", str(seed), "--depth", depth, "--timeout", timeout]
-        )
-        stats = sim["simulation"]
-        assert isinstance(stats, dict)
-        print(
-            f"seed {seed}: {sim['result']}"
-            + (
-                f" in {sim['trace_length']} actions (found {stats['found_length']})"
-                if sim["result"] == "violation"
-                else ""
+def hunt(name: str, seeds: int, timeout: str, depth: str) -> None:
+    """BFS once, then each seed plain and with --swarm; print the comparison."""
+    spec = HUNTS[name]
+    bfs_secs, bfs = _timed(["run", *spec])
+    print(f"{name}: BFS {bfs['result']} in {bfs['trace_length']} actions, {bfs_secs:.1f} s")
+    for mode in ([], ["--swarm"]):
+        label = "swarm" if mode else "plain"
+        found: list[float] = []
+        for seed in range(seeds):
+            args = ["simulate", *spec, *mode, "--seed", str(seed), "--depth", depth]
+            secs, sim = _timed([*args, "--timeout", timeout])
+            stats = sim["simulation"]
+            assert isinstance(stats, dict)
+            print(
+                f"  {label} seed {seed}: {sim['result']}"
+                + (
+                    f" in {sim['trace_length']} actions (found {stats['found_length']})"
+                    if sim["result"] == "violation"
+                    else ""
+                )
+                + f", {stats['behaviours']:,} behaviours, {stats['distinct']:,} distinct"
+                + f" states seen, {secs:.1f} s"
             )
-            + f", {stats['behaviours']:,} behaviours, {secs:.1f} s"
+            if sim["result"] == "violation":
+                found.append(secs)
+        median = statistics.median(found) if found else None
+        ratio = f" ({median / bfs_secs:.2f}x the BFS time)" if median else ""
+        print(
+            f"  {label}: found with {len(found)} of {seeds} seeds within {timeout} s"
+            + (f", median {median:.1f} s{ratio}" if median else "")
         )
-        if sim["result"] == "violation":
-            found.append(secs)
-    median = f", median {statistics.median(found):.1f} s" if found else ""
-    print(f"simulation found it with {len(found)} of {seeds} seeds within {timeout} s{median}")
+
+
+def main(argv: list[str]) -> None:
+    """Run the hunts (``--only=NAME`` for one)."""
+    opts = dict(a.lstrip("-").split("=", 1) for a in argv if "=" in a)
+    names = [opts["only"]] if "only" in opts else list(HUNTS)
+    for name in names:
+        hunt(name, int(opts.get("seeds", 10)), opts.get("timeout", "60"), opts.get("depth", "100"))
 
 
 if __name__ == "__main__":

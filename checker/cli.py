@@ -539,6 +539,12 @@ def _origin_spec(spec: str) -> str:
 @click.option(
     "--no-shorten", is_flag=True, help="Report the violating behaviour as found, not shortened."
 )
+@click.option(
+    "--swarm",
+    is_flag=True,
+    help="Swarm simulation: each behaviour takes only a random subset of the actions, "
+    "with random weights (so always-enabled actions do not crowd out rare sequences).",
+)
 @_output_options
 @guarded
 def simulate(
@@ -552,6 +558,7 @@ def simulate(
     properties: tuple[str, ...],
     deadlock: bool | None,
     no_shorten: bool,
+    swarm: bool,
     trace_out: str | None,
     picture: str | None,
     no_color: bool,
@@ -570,6 +577,7 @@ def simulate(
         timeout=timeout,
         deadlock=deadlock,
         shrink=not no_shorten,
+        swarm=swarm,
     )
     _check_and_report(
         _console(no_color),
@@ -577,7 +585,7 @@ def simulate(
         instance,
         model,
         lambda progress: simulate_model(model, replace(opts, progress=progress.simulation)),
-        f"simulate, seed {seed}, depth {depth}",
+        f"simulate{' --swarm' if swarm else ''}, seed {seed}, depth {depth}",
         trace_out,
         picture,
         as_json,
@@ -851,6 +859,8 @@ def _report_simulation(console: Console, result: Result, sim: SimulationStats) -
     ]
     if sim.behaviour is not None:
         rows.append(("violating behaviour", f"#{sim.behaviour} ({sim.found_length} actions)"))
+    if sim.swarm is not None:
+        rows.append(("its swarm configuration", sim.swarm))
     rows += [
         ("seconds", f"{sim.seconds:.2f}"),
         ("states/s", f"{sim.states_per_second:,.0f}"),

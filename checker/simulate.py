@@ -60,6 +60,10 @@ class SimulationOptions:
     timeout: float | None = None
     deadlock: bool | None = None
     shrink: bool = True
+    #: Swarm simulation: each behaviour draws its own subset of action families and
+    #: weights for them (swarm testing), so an always-enabled action does not crowd
+    #: out the rare sequences that need it absent.
+    swarm: bool = False
     progress: Callable[[SimulationStats], None] | None = None
     progress_every: float = 0.5
 
@@ -97,6 +101,9 @@ class SimulationStats:
     #: Distinct states the behaviours visited (by fingerprint): how much of the space
     #: the walks have seen.
     distinct: int = 0
+    #: With --swarm, the configuration of the violating behaviour: the action
+    #: families it could take, with their weights.
+    swarm: str | None = None
 
     @property
     def states_per_second(self) -> float:
@@ -122,6 +129,7 @@ class SimulationStats:
             "behaviours_per_second": round(self.behaviours_per_second, 2),
             "violating_behaviour": self.behaviour,
             "found_length": self.found_length,
+            "swarm_configuration": self.swarm,
         }
 
 
@@ -150,17 +158,39 @@ class _Behaviour:
         self.taken: list[set[Any]] = []  # fairness keys of the step into state i+1
 
 
-def _choose(rng: random.Random, succ: list[Any]) -> int:
+#: The weights a swarm configuration gives the families it keeps.
+SWARM_WEIGHTS = (1, 2, 4, 8)
+
+
+def swarm_configuration(seed: int, b: int, families: int) -> dict[int, int]:
+    """Behaviour ``b``'s swarm configuration: each action family kept with
+    probability 1/2 (at least one), each kept family a weight from SWARM_WEIGHTS.
+    From a stream of its own, so the behaviour's other draws are the plain walk's."""
+    rng = random.Random(f"{seed}:{b}:swarm")
+    kept = {ai: rng.choice(SWARM_WEIGHTS) for ai in range(families) if rng.random() < 0.5}
+    if not kept:
+        kept = {rng.randrange(families): 1}
+    return kept
+
+
+def _choose(rng: random.Random, succ: list[Any], weights: dict[int, int] | None = None) -> int:
     """The index of a random successor, as TLC draws one: a random action among
     those enabled, then a random successor of it (a family with thousands of
-    instances, message drops say, does not crowd out a rare one)."""
+    instances, message drops say, does not crowd out a rare one).  With swarm
+    ``weights``, only the families they name, each as likely as its weight; -1 when
+    none of them is enabled."""
     families: list[int] = []
     starts: dict[int, int] = {}
     for k, (ai, _, _) in enumerate(succ):
-        if ai not in starts:
+        if ai not in starts and (weights is None or ai in weights):
             starts[ai] = k
             families.append(ai)
-    ai = families[rng.randrange(len(families))]
+    if not families:
+        return -1
+    if weights is None:
+        ai = families[rng.randrange(len(families))]
+    else:
+        ai = rng.choices(families, [weights[f] for f in families])[0]
     first = starts[ai]
     last = first
     # Successors come grouped by action family, in family order.
@@ -193,6 +223,7 @@ class _Simulator:
         self.kinds: dict[Any, str] = {}
         self.memo: dict[tuple[str, int, bool, int], bool] = {}
         self.visited: set[int] = set()
+        self.config: dict[int, int] = {}  #: the swarm configuration being walked
 
     def fp(self, state: Any) -> int:
         return self.fpr.initial(self.model.variables(state))[0]
@@ -222,6 +253,11 @@ class _Simulator:
                     stats.behaviours += 1
                     if found is not None:
                         stats.behaviour = b
+                        if self.opts.swarm:
+                            stats.swarm = ", ".join(
+                                f"{self.model.action_names[ai]} x{w}"
+                                for ai, w in sorted(self.config.items())
+                            )
                         break
                     b += 1
         except DeadlineReached:
@@ -291,6 +327,10 @@ class _Simulator:
         """Draw behaviour ``b``; the violation it meets, if any."""
         model, stats = self.model, self.stats
         rng = random.Random(f"{self.opts.seed}:{b}")
+        weights = None
+        if self.opts.swarm:
+            weights = swarm_configuration(self.opts.seed, b, len(model.action_names))
+            self.config = weights
         inits = model.initial_states()
         k = rng.randrange(len(inits))
         state = inits[k]
@@ -345,7 +385,10 @@ class _Simulator:
                     return bad
             if not kept:
                 return None
-            k = kept[_choose(rng, [succ[i] for i in kept])]
+            pick = _choose(rng, [succ[i] for i in kept], weights)
+            if pick < 0:  # no family of this swarm configuration is enabled
+                return None
+            k = kept[pick]
             ai, params, nxt = succ[k]
             stats.action_taken[ai] += 1
             choices.append(k)

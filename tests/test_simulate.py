@@ -254,3 +254,41 @@ def test_json_reports_the_real_figures_at_the_top_level() -> None:
     every = json.loads(exhaustive.stdout.strip().splitlines()[-1])["distinct_states"]
     assert data["distinct_states"] == data["simulation"]["distinct"] == every == 16
     assert data["states_per_second"] > 0
+
+
+def test_the_swarm_finds_a_bug_a_plain_walk_misses() -> None:
+    from tests.fixtures.reset_counter import ResetCounter
+
+    model = CompiledSpec(ResetCounter(), symmetry=False)
+    plain = simulate(model, SimulationOptions(seed=3, traces=300, depth=60))
+    assert plain.verdict is Verdict.INCOMPLETE  # 24 increments in a row: about 2**-24
+    runs = [
+        simulate(model, SimulationOptions(seed=3, traces=300, depth=60, swarm=True))
+        for _ in range(2)
+    ]
+    for swarm in runs:
+        assert swarm.verdict is Verdict.VIOLATION and swarm.violated == "BelowTop"
+        assert swarm.trace is not None and swarm.trace.length == 24  # shortened: the BFS length
+        sim = swarm.simulation
+        assert sim is not None and sim.swarm is not None
+        assert "Inc" in sim.swarm and "Reset" not in sim.swarm
+    # Deterministic per seed: the same behaviour, configuration and trace.
+    a, b = (r.simulation for r in runs)
+    assert a is not None and b is not None
+    assert (a.behaviour, a.swarm) == (b.behaviour, b.swarm)
+    assert runs[0].trace is not None and runs[1].trace is not None
+    assert runs[0].trace.labels() == runs[1].trace.labels()
+
+
+def test_swarm_on_the_command_line() -> None:
+    spec = str(Path(__file__).parent / "fixtures" / "reset_counter.py")
+    proc = subprocess.run(
+        [*MCHECK, "simulate", spec, "--swarm", "--traces", "100", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 12, proc.stderr
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data["simulation"]["swarm_configuration"].startswith("Inc x")
+    assert data["strategy"] == "simulate"
