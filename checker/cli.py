@@ -540,6 +540,14 @@ def _origin_spec(spec: str) -> str:
     "--no-shorten", is_flag=True, help="Report the violating behaviour as found, not shortened."
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes walking behaviours (the same answer as one: the violation of the "
+    "lowest-numbered violating behaviour).",
+)
+@click.option(
     "--swarm",
     is_flag=True,
     help="Swarm simulation: each behaviour takes only a random subset of the actions, "
@@ -558,6 +566,7 @@ def simulate(
     properties: tuple[str, ...],
     deadlock: bool | None,
     no_shorten: bool,
+    workers: int,
     swarm: bool,
     trace_out: str | None,
     picture: str | None,
@@ -578,6 +587,7 @@ def simulate(
         deadlock=deadlock,
         shrink=not no_shorten,
         swarm=swarm,
+        workers=workers,
     )
     _check_and_report(
         _console(no_color),
@@ -585,7 +595,8 @@ def simulate(
         instance,
         model,
         lambda progress: simulate_model(model, replace(opts, progress=progress.simulation)),
-        f"simulate{' --swarm' if swarm else ''}, seed {seed}, depth {depth}",
+        f"simulate{' --swarm' if swarm else ''}, seed {seed}, depth {depth}"
+        + (f", {workers} workers" if workers > 1 else ""),
         trace_out,
         picture,
         as_json,

@@ -64,6 +64,8 @@ class SimulationOptions:
     #: weights for them (swarm testing), so an always-enabled action does not crowd
     #: out the rare sequences that need it absent.
     swarm: bool = False
+    #: Processes walking behaviours (checker.simulate_workers); the same answer.
+    workers: int = 1
     progress: Callable[[SimulationStats], None] | None = None
     progress_every: float = 0.5
 
@@ -73,6 +75,8 @@ class SimulationOptions:
             raise ConfigError("--depth must be at least 1")
         if self.traces is not None and self.traces < 1:
             raise ConfigError("--traces must be at least 1")
+        if self.workers < 1:
+            raise ConfigError("--workers must be at least 1")
         if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
 
@@ -204,6 +208,10 @@ def simulate(model: Model, options: SimulationOptions | None = None) -> Result:
     properties; the Result carries a :class:`SimulationStats` in ``simulation``."""
     opts = options or SimulationOptions()
     opts.validate()
+    if opts.workers > 1:
+        from checker.simulate_workers import simulate_workers
+
+        return simulate_workers(model, opts, opts.workers)
     return _Simulator(model, opts).run()
 
 
@@ -223,6 +231,9 @@ class _Simulator:
         self.kinds: dict[Any, str] = {}
         self.memo: dict[tuple[str, int, bool, int], bool] = {}
         self.visited: set[int] = set()
+        #: Fingerprints first visited since the last look (kept only with --workers,
+        #: which merges them).
+        self.fresh: list[int] | None = None
         self.config: dict[int, int] = {}  #: the swarm configuration being walked
 
     def fp(self, state: Any) -> int:
@@ -252,12 +263,7 @@ class _Simulator:
                     found = self.behaviour(b)
                     stats.behaviours += 1
                     if found is not None:
-                        stats.behaviour = b
-                        if self.opts.swarm:
-                            stats.swarm = ", ".join(
-                                f"{self.model.action_names[ai]} x{w}"
-                                for ai, w in sorted(self.config.items())
-                            )
+                        self.found_in(b)
                         break
                     b += 1
         except DeadlineReached:
@@ -266,6 +272,19 @@ class _Simulator:
             ignore_interrupts()
             reason, interrupted = "interrupted", True
         stats.seconds = time.perf_counter() - t0
+        return self.conclude(found, reason, interrupted)
+
+    def found_in(self, b: int) -> None:
+        """Record that behaviour ``b`` (just walked) met the violation."""
+        self.stats.behaviour = b
+        if self.opts.swarm:
+            self.stats.swarm = ", ".join(
+                f"{self.model.action_names[ai]} x{w}" for ai, w in sorted(self.config.items())
+            )
+
+    def conclude(self, found: _Found | None, reason: str | None, interrupted: bool) -> Result:
+        """The result of the hunt: the violation shortened and replayed, or why none."""
+        opts, stats = self.opts, self.stats
         trace: Trace | None = None
         if found is not None:
             stats.found_length = len(found.choices) - 1
@@ -416,6 +435,8 @@ class _Simulator:
             fp, terms = self.fpr.child(vals, self.model.variables(parent[0]), parent[1])
         if fp not in self.visited:
             self.visited.add(fp)
+            if self.fresh is not None:
+                self.fresh.append(fp)
             self.stats.distinct += 1
         return terms
 

@@ -292,3 +292,73 @@ def test_swarm_on_the_command_line() -> None:
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     assert data["simulation"]["swarm_configuration"].startswith("Inc x")
     assert data["strategy"] == "simulate"
+
+
+def _figures(r: Result) -> tuple[Any, ...]:
+    s = r.simulation
+    assert s is not None
+    return (
+        r.verdict,
+        r.violated,
+        r.trace.labels() if r.trace is not None else None,
+        r.trace.loop if r.trace is not None else None,
+        s.behaviours,
+        s.states,
+        s.generated,
+        s.deepest,
+        s.distinct,
+        s.action_generated,
+        s.action_taken,
+        s.behaviour,
+        s.found_length,
+        s.swarm,
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "variant", "props", "opts"),
+    [
+        ("die_hard", None, None, {"seed": 1, "traces": 500}),
+        ("die_hard", None, None, {"seed": 1, "traces": 500, "swarm": True}),
+        ("ratis_heartbeat_match_index", "fix", ["MatchIndexSound"], {"seed": 2, "traces": 40}),
+        ("ratis_heartbeat_match_index", "bug", ["MatchIndexSound"], {"seed": 0, "traces": 2000}),
+        (
+            "ratis_empty_snapshot_index_default",
+            "bug",
+            ["FollowerEventuallyCatchesUp"],
+            {"seed": 0, "traces": 500},
+        ),
+    ],
+    ids=["violation", "swarm", "no-violation", "deep", "liveness"],
+)
+@pytest.mark.parametrize("workers", [2, 3])
+def test_workers_give_one_process_answer_and_figures(
+    spec: str, variant: str | None, props: Any, opts: dict[str, Any], workers: int
+) -> None:
+    model = _model(spec, variant, props)
+    one = _sim(model, **opts)
+    many = _sim(model, **opts, workers=workers)
+    assert _figures(many) == _figures(one)
+
+
+def test_workers_stop_at_ctrl_c_as_incomplete_with_partial_figures() -> None:
+    import signal
+
+    from tests.watch import Watched
+
+    args = ["ratis_heartbeat_match_index", "--variant", "fix", "--property", "MatchIndexSound"]
+    run = Watched("simulate", *args, "--workers", "2", "--json")
+    run.wait_for("progress: behaviours")  # under way
+    run.signal(signal.SIGINT)
+    code, out, err = run.finish(timeout=60)
+    assert code == 3, err
+    data = json.loads(out.strip().splitlines()[-1])
+    assert data["reason"] == "interrupted" and data["simulation"]["behaviours"] > 0
+
+
+def test_workers_stop_at_the_timeout_as_incomplete() -> None:
+    model = _model("ratis_heartbeat_match_index", "fix", ["MatchIndexSound"])
+    r = _sim(model, seed=0, timeout=1.0, workers=2)
+    assert r.verdict is Verdict.INCOMPLETE and r.exit_code == 3
+    assert r.reason == "timeout 1.0s reached"
+    assert r.simulation is not None and r.simulation.behaviours > 0
