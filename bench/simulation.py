@@ -8,8 +8,8 @@ Two hunts, each beside the breadth-first run that finds the same violation:
   states) to lose a committed entry (StateMachineSafety).
 
 Each is hunted by ``mcheck simulate`` as TLC walks (a random enabled action, then a
-random instance) and with ``--swarm`` (each behaviour its own subset of actions and
-weights), over several seeds, each run in a fresh process of its own (``setsid``).
+random instance), with ``--swarm`` (each behaviour its own subset of actions and
+weights) and with ``--swarm --workers 2``, over several seeds, each run in a fresh process of its own (``setsid``).
 Prints per seed the time to the violation and the median over the seeds that found it.
 Options: ``--seeds=N`` (10), ``--timeout=S`` per seed (60), ``--depth=D`` (100),
 ``--only=raft|ratis``.
@@ -59,8 +59,8 @@ def hunt(name: str, seeds: int, timeout: str, depth: str) -> None:
     spec = HUNTS[name]
     bfs_secs, bfs = _timed(["run", *spec])
     print(f"{name}: BFS {bfs['result']} in {bfs['trace_length']} actions, {bfs_secs:.1f} s")
-    for mode in ([], ["--swarm"]):
-        label = "swarm" if mode else "plain"
+    for mode in ([], ["--swarm"], ["--swarm", "--workers", "2"]):
+        label = " ".join(mode) or "plain"
         found: list[float] = []
         for seed in range(seeds):
             args = ["simulate", *spec, *mode, "--seed", str(seed), "--depth", depth]
