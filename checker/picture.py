@@ -262,8 +262,12 @@ def html_page(data: TimelineData) -> str:
                         f'<text x="{col[lane] + 8}" y="{ly}" fill="#5a3d00">{e(line)}</text>'
                     )
                     ly += _LINE
-    # Lifelines and notes are drawn; arrows go on top.
+    # Lifelines and notes are drawn; arrows go on top.  An arrow is routed around the
+    # notes: across its sending row in the band kept below that row's notes, then
+    # down a gutter just left of the receiver's lifeline (a lane's notes sit right of
+    # its lifeline and end well before the next one), then into the lifeline.
     offset: dict[int, int] = {}
+    gutters: dict[str, int] = {}
     for a in p.arrows:
         top, h = rows[a.sent - 1]
         k = offset.get(a.sent, 0)
@@ -277,12 +281,15 @@ def html_page(data: TimelineData) -> str:
         x1, x2 = col[a.src], col[a.dst]
         if x1 == x2:
             x2 = x1 + 40
+        g = gutters.get(a.dst, 0)
+        gutters[a.dst] = (g + 1) % 3
+        gx = x2 - 6 - 4 * g
         color = {"received": "#1f5fa8", "dropped": "#b3261e"}.get(a.how, "#7a7a7a")
         dash = ' stroke-dasharray="6 3"' if a.how != "received" else ""
         marker = ' marker-end="url(#head)"' if a.how == "received" else ""
         svg.append(
-            f'<line class="msg" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{color}" '
-            f'stroke-width="1.5"{dash}{marker}/>'
+            f'<polyline class="msg" points="{x1},{y1} {gx},{y1} {gx},{y2} {x2},{y2}" '
+            f'fill="none" stroke="{color}" stroke-width="1.5"{dash}{marker}/>'
         )
         label = a.label + ("" if a.how == "received" else f" ({a.how})")
         lx = min(x1, x2) + 6
