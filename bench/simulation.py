@@ -10,9 +10,9 @@ Two hunts, each beside the breadth-first run that finds the same violation:
 Each is hunted by ``mcheck simulate`` as TLC walks (a random enabled action, then a
 random instance), with ``--swarm`` (each behaviour its own subset of actions and
 weights) and with ``--swarm --workers 2``, over several seeds, each run in a fresh
-process of its own (``setsid``).  Prints per seed the time to the violation and the median over the seeds that found it.
-Options: ``--seeds=N`` (10), ``--timeout=S`` per seed (60), ``--depth=D`` (100),
-``--only=raft|ratis``.
+process of its own (``setsid``).  Prints per seed the time to the violation, and the
+median over the seeds that found it.  Options: ``--seeds=N`` (10), ``--timeout=S`` per
+seed (60), ``--depth=D`` (100), ``--only=raft|ratis``.
 """
 
 from __future__ import annotations

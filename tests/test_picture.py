@@ -3,6 +3,7 @@ rendered by a real browser (Chromium, headless)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -253,7 +254,7 @@ def test_no_message_arrow_crosses_a_note(
     assert arrows
     for arrow in arrows:
         pts = [tuple(map(float, p.split(","))) for p in (arrow.get("points") or "").split()]
-        for (ax, ay), (bx, by) in zip(pts, pts[1:]):
+        for (ax, ay), (bx, by) in itertools.pairwise(pts):
             lo_x, hi_x, lo_y, hi_y = min(ax, bx), max(ax, bx), min(ay, by), max(ay, by)
             for x0, y0, x1, y1 in boxes:
                 crosses = lo_x <= x1 and hi_x >= x0 and lo_y <= y1 and hi_y >= y0
