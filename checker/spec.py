@@ -359,6 +359,7 @@ class Spec:
         names += [d.name for d in cls._temporals]
         action_names = {d.name for d in cls._actions}
         for fam, how in cls.fairness.items():
+            _check_fairness_entry(cls.__name__, fam, how)
             kind = how[0] if isinstance(how, tuple) else how
             fams = fam if isinstance(fam, tuple) else (fam,)
             if any(f not in action_names for f in fams) or kind not in ("weak", "strong"):
@@ -512,6 +513,30 @@ class Spec:
         if isinstance(value, int) and not isinstance(value, bool):
             return tuple(range(value))  # a count: processes 0 .. N-1
         return ()
+
+
+def _check_fairness_entry(owner: str, key: Any, how: Any) -> None:
+    """Refuse a fairness entry whose meaning is not one of the two forms: a family's
+    name (each instance fair on its own: ``\\A p: WF(A(p))``) or a tuple of names (the
+    families as one action: ``WF(\\E p: A(p) \\/ ...)``), with "weak"/"strong", or
+    (kind, predicate over the parameters) for some instances of one family."""
+    if not isinstance(key, str | tuple) or (isinstance(key, tuple) and not key):
+        raise SpecError(
+            f"{owner}: fairness key {key!r}: give a family's name (each instance fair) "
+            "or a non-empty tuple of names (the families as one action)"
+        )
+    if isinstance(key, tuple):
+        if not all(isinstance(k, str) for k in key) or len(set(key)) != len(key):
+            raise SpecError(f"{owner}: fairness key {key!r}: distinct family names only")
+        if isinstance(how, tuple):
+            raise SpecError(
+                f"{owner}: fairness {key!r}: a predicate picks instances of one family; "
+                "the families-as-one-action form takes 'weak' or 'strong' alone"
+            )
+    if isinstance(how, tuple) and (len(how) != 2 or not callable(how[1])):
+        raise SpecError(
+            f"{owner}: fairness {key!r}: {how!r} is not (kind, predicate over the parameters)"
+        )
 
 
 def _symmetry_names(cls: type, raw: Any) -> tuple[str, ...]:

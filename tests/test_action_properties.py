@@ -163,3 +163,18 @@ def test_list_names_both_fairness_forms(tmp_path: Path) -> None:
     )
     listed = _cli("list", "ratis_heartbeat_match_index", cwd=tmp_path).stdout
     assert "WF(AdvanceCommitIndex) for each instance on its own" in listed
+
+
+@pytest.mark.parametrize(
+    ("fairness", "message"),
+    [
+        ({frozenset({"Termination"}): "weak"}, "give a family's name"),
+        ({(): "weak"}, "give a family's name"),
+        ({("Termination", "Termination"): "weak"}, "distinct family names only"),
+        ({("Termination",): ("weak", lambda: True)}, "a predicate picks instances of one"),
+        ({"Termination": ("weak",)}, r"is not \(kind, predicate over the parameters\)"),
+    ],
+)
+def test_an_ambiguous_fairness_form_is_refused(fairness: Any, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        type("Ambiguous", (LeakyCan,), {"fairness": fairness})
