@@ -119,3 +119,24 @@ def test_chameneos_matches_tlc() -> None:
     r = check_spec(Chameneos())
     assert r.verdict is Verdict.OK
     assert (r.stats.distinct, r.stats.generated, r.stats.depth) == (34534, 104697, 13)
+
+
+def test_prisoners_matches_tlc_and_its_liveness_holds() -> None:
+    from mcheck_shipped.specs.prisoners import Prisoners
+
+    # Prisoners.cfg: TypeOK, CountInvariant (a CHOOSE inside), Safety and Liveness.
+    r = check_spec(Prisoners())
+    assert r.verdict is Verdict.OK
+    assert (r.stats.distinct, r.stats.generated, r.stats.depth) == (214, 860, 14)
+    assert r.graph is not None and r.graph[0] == 214
+
+
+def test_prisoners_liveness_needs_each_prisoners_fairness() -> None:
+    from mcheck_shipped.specs.prisoners import Prisoners
+
+    class Unfair(Prisoners):
+        fairness = {"CounterStep": "weak"}  # the others may never be taken to the room
+
+    r = check_spec(Unfair(), properties=["Liveness"])
+    assert r.verdict is Verdict.VIOLATION and r.violated == "Liveness"
+    assert r.trace is not None and r.trace.loop is not None
