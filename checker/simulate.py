@@ -405,8 +405,10 @@ class _Simulator:
             if not kept:
                 return None
             pick = _choose(rng, [succ[i] for i in kept], weights)
-            if pick < 0:  # no family of this swarm configuration is enabled
-                return None
+            if pick < 0:
+                # No family of this swarm configuration is enabled: any enabled one
+                # (ending here would waste the prefix the configuration built).
+                pick = _choose(rng, [succ[i] for i in kept])
             k = kept[pick]
             ai, params, nxt = succ[k]
             stats.action_taken[ai] += 1
