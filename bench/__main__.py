@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
-from bench import compare, validation
+from bench import compare, simulation, validation
 
 
 @dataclass(frozen=True)
@@ -298,6 +298,11 @@ def main(argv: list[str]) -> None:
     if not only:
         # Trace validation of a long real log (issue 27: 12,000 events in under 30 s).
         validation.run(console=console, rounds=1 if quick else 3)
+        if not quick:
+            # The simulation hunts of issue 32 (plain, --swarm, --swarm --workers 2),
+            # three seeds each: python -m bench.simulation runs ten.
+            for name in simulation.HUNTS:
+                simulation.hunt(name, seeds=3, timeout="60", depth="100")
     if "--no-peers" not in argv and not only:
         compare.main(rounds=1 if quick else 3, console=console)
 
