@@ -392,7 +392,7 @@ def find_lasso(
     return _lasso_to_components(g, comps, starts, prefix_allowed)
 
 
-def _infinitely_often(g: StateGraph, bad: list[bool]) -> Lasso | None:
+def _infinitely_often(g: StateGraph, bad: list[bool], starts: list[int]) -> Lasso | None:
     """<>[]Q fails when a fair behaviour meets not-Q infinitely often: a fair cycle
     (anywhere in the graph) through a not-Q state, reached by any prefix."""
     everything = set(range(g.size))
@@ -401,10 +401,12 @@ def _infinitely_often(g: StateGraph, bad: list[bool]) -> Lasso | None:
         return None
     # Loop states must be not-Q: restrict the components' candidate roots to them.
     roots = [{v for v in c if bad[v]} for c in comps]
-    return _lasso_to_components(g, comps, g.init, None, roots=set().union(*roots))
+    return _lasso_to_components(g, comps, starts, None, roots=set().union(*roots))
 
 
-def _leads_to_lasso(g: StateGraph, bad: list[bool], triggers: list[int]) -> Lasso | None:
+def _leads_to_lasso(
+    g: StateGraph, bad: list[bool], triggers: list[int], starts: list[int]
+) -> Lasso | None:
     """Shortest path to a P-and-not-Q state from which not-Q states lead into a fair
     component, then on through not-Q states into it and round a shortest fair cycle."""
     bad_set = {v for v, b in enumerate(bad) if b}
@@ -414,7 +416,7 @@ def _leads_to_lasso(g: StateGraph, bad: list[bool], triggers: list[int]) -> Lass
     in_comp: set[int] = set().union(*comps)
     doomed = _backward(g, in_comp, bad_set)  # not-Q states that can reach a component
     goals = {v for v in triggers if v in doomed}
-    to_trigger = _bfs_path(g, g.init, lambda v: v in goals, None)
+    to_trigger = _bfs_path(g, starts, lambda v: v in goals, None)
     if to_trigger is None:
         return None
     return _lasso_to_components(g, comps, [to_trigger[-1][0]], bad_set, head=to_trigger)
@@ -444,20 +446,27 @@ def check_property(g: StateGraph, prop: TemporalProperty) -> Lasso | None:
     for i, (_params, _pred, premise) in enumerate(prop.instances):
         q = g.truth[(prop.name, i, "q")]
         bad = [not q[v] for v in range(n)]
+        starts = g.init
+        if prop.start(i) is not None:
+            # Only the behaviours from initial states where its condition holds.
+            s = g.truth[(prop.name, i, "s")]
+            starts = [v for v in g.init if s[v]]
+            if not starts:
+                continue
         if prop.kind == "eventually":
             allowed = {v for v in range(n) if bad[v]}
-            lasso = find_lasso(g, bad, allowed, g.init)
+            lasso = find_lasso(g, bad, allowed, starts)
         elif prop.kind == "always_eventually":
-            lasso = find_lasso(g, bad, None, g.init)
+            lasso = find_lasso(g, bad, None, starts)
         elif prop.kind == "eventually_always":
-            lasso = _infinitely_often(g, bad)
+            lasso = _infinitely_often(g, bad, starts)
         else:
             assert premise is not None
             p = g.truth[(prop.name, i, "p")]
             triggers = [v for v in range(n) if p[v] and bad[v]]
             if not triggers:
                 continue
-            lasso = _leads_to_lasso(g, bad, triggers)
+            lasso = _leads_to_lasso(g, bad, triggers, starts)
         if lasso is not None:
             return lasso
     return None

@@ -53,6 +53,14 @@ class TemporalProperty:
     instances: tuple[
         tuple[tuple[Any, ...], Callable[[Any], bool], Callable[[Any], bool] | None], ...
     ]
+    #: Per instance, the condition on a behaviour's initial state under which the
+    #: instance is checked (None: every behaviour), e.g. TLA+'s ``IF P THEN <>A ...``
+    #: where P reads the first state.
+    starts: tuple[Callable[[Any], bool] | None, ...] = ()
+
+    def start(self, i: int) -> Callable[[Any], bool] | None:
+        """Instance ``i``'s initial-state condition, if it has one."""
+        return self.starts[i] if i < len(self.starts) else None
 
 
 class Model(Protocol):
@@ -262,11 +270,13 @@ class CompiledSpec:
         else:
             params_list = [()]
         instances = []
+        starts: list[Callable[[Any], bool] | None] = []
         for params in params_list:
             pred = _bind(decl.predicate, spec, params)
             premise = _bind(decl.premise, spec, params) if decl.premise is not None else None
             instances.append((params, pred, premise))
-        return TemporalProperty(decl.name, decl.kind, tuple(instances))
+            starts.append(_bind(decl.start, spec, params) if decl.start is not None else None)
+        return TemporalProperty(decl.name, decl.kind, tuple(instances), tuple(starts))
 
     def domain(self, owner: str, dom: Any) -> list[Any]:
         """The values of a static parameter domain (a constant's name or a function

@@ -249,7 +249,10 @@ def _judge_lasso(
     tprop = next((t for t in model.temporal if t.name == prop), None)
     if tprop is None:
         return ReplayOutcome(False, f"the trace's property {prop!r} is not checked here")
-    for _params, predicate, premise in tprop.instances:
+    for i, (_params, predicate, premise) in enumerate(tprop.instances):
+        cond = tprop.start(i)
+        if cond is not None and not cond(states[0]):
+            continue  # this instance is checked only from initial states where it holds
         q = [predicate(s) for s in states]
         if tprop.kind == "eventually":
             broken = not any(q)

@@ -229,7 +229,7 @@ class _Simulator:
         self.steps = bool(getattr(model, "action_property_names", ()))
         self.fair_cache: dict[tuple[int, tuple[Any, ...]], list[tuple[Any, str]]] = {}
         self.kinds: dict[Any, str] = {}
-        self.memo: dict[tuple[str, int, bool, int], bool] = {}
+        self.memo: dict[tuple[str, int, str, int], bool] = {}
         self.visited: set[int] = set()
         #: Fingerprints first visited since the last look (kept only with --workers,
         #: which merges them).
@@ -537,6 +537,9 @@ class _Simulator:
         """Whether ``prop`` fails on the lasso (prefix 0..loop-1, cycle loop..end-1,
         the cycle repeated forever)."""
         for idx, (_, pred, premise) in enumerate(prop.instances):
+            start = prop.start(idx)
+            if start is not None and not self.value(prop, idx, beh, 0, start, kind="start"):
+                continue  # checked only on behaviours that start where it holds
             q = [self.value(prop, idx, beh, j, pred) for j in range(end)]
             in_cycle = any(q[loop:end])
             if prop.kind == "eventually" and not any(q):
@@ -550,7 +553,7 @@ class _Simulator:
                 later_q = False
                 for j in range(end - 1, -1, -1):
                     later_q = later_q or q[j]
-                    if not later_q and self.value(prop, idx, beh, j, premise, premise=True):
+                    if not later_q and self.value(prop, idx, beh, j, premise, kind="premise"):
                         return True
         return False
 
@@ -561,11 +564,11 @@ class _Simulator:
         beh: _Behaviour,
         j: int,
         pred: Callable[[Any], bool],
-        premise: bool = False,
+        kind: str = "q",
     ) -> bool:
-        """A property instance's predicate (or premise) in state ``j``, memoised per
-        behaviour by fingerprint."""
-        key = (prop.name, idx, premise, beh.fps[j])
+        """A property instance's predicate (or its premise, or its initial-state
+        condition) in state ``j``, memoised per behaviour by fingerprint."""
+        key = (prop.name, idx, kind, beh.fps[j])
         got = self.memo.get(key)
         if got is None:
             state = beh.states[j]

@@ -103,6 +103,10 @@ class TemporalDecl:
     premise: Callable[..., bool] | None
     over: tuple[StaticDomain, ...]
     order: int
+    #: A condition on the initial state: the property is checked on the behaviours
+    #: that start where it holds (TLA+'s ``IF P THEN <>A ELSE <>B``, P on the first
+    #: state, is two properties: ``start=P`` and ``start=not P``).
+    start: Callable[..., bool] | None = None
 
 
 _counter = [0]
@@ -227,7 +231,13 @@ def _domains(over: StaticDomain | Sequence[StaticDomain] | None) -> tuple[Static
     return tuple(over)
 
 
-def _temporal(kind: str, premise: Callable[..., bool] | None, over: Any, name: str | None) -> Any:
+def _temporal(
+    kind: str,
+    premise: Callable[..., bool] | None,
+    over: Any,
+    name: str | None,
+    start: Callable[..., bool] | None = None,
+) -> Any:
     doms = _domains(over)
 
     def wrap(f: F) -> F:
@@ -238,36 +248,79 @@ def _temporal(kind: str, premise: Callable[..., bool] | None, over: Any, name: s
             premise=premise,
             over=doms,
             order=_next_order(),
+            start=start,
         )
         return f
 
     return wrap
 
 
-def eventually(fn: F | None = None, *, over: Any = None, name: str | None = None) -> Any:
-    """Declare ``<>P``: every fair behaviour reaches a state where the method holds."""
-    wrap = _temporal("eventually", None, over, name)
+@overload
+def eventually(fn: F) -> F: ...
+
+
+@overload
+def eventually(
+    *, over: Any = None, name: str | None = None, start: Any = None
+) -> Callable[[F], F]: ...
+
+
+def eventually(
+    fn: F | None = None, *, over: Any = None, name: str | None = None, start: Any = None
+) -> Any:
+    """Declare ``<>P``: every fair behaviour reaches a state where the method holds.
+    ``start=lambda self, s0: ...`` checks it only on the behaviours whose initial
+    state satisfies it (each temporal decorator takes it)."""
+    wrap = _temporal("eventually", None, over, name, start)
     return wrap(fn) if fn is not None else wrap
 
 
-def always_eventually(fn: F | None = None, *, over: Any = None, name: str | None = None) -> Any:
+@overload
+def always_eventually(fn: F) -> F: ...
+
+
+@overload
+def always_eventually(
+    *, over: Any = None, name: str | None = None, start: Any = None
+) -> Callable[[F], F]: ...
+
+
+def always_eventually(
+    fn: F | None = None, *, over: Any = None, name: str | None = None, start: Any = None
+) -> Any:
     """Declare ``[]<>P``: on every fair behaviour the method holds infinitely often."""
-    wrap = _temporal("always_eventually", None, over, name)
+    wrap = _temporal("always_eventually", None, over, name, start)
     return wrap(fn) if fn is not None else wrap
 
 
-def eventually_always(fn: F | None = None, *, over: Any = None, name: str | None = None) -> Any:
+@overload
+def eventually_always(fn: F) -> F: ...
+
+
+@overload
+def eventually_always(
+    *, over: Any = None, name: str | None = None, start: Any = None
+) -> Callable[[F], F]: ...
+
+
+def eventually_always(
+    fn: F | None = None, *, over: Any = None, name: str | None = None, start: Any = None
+) -> Any:
     """Declare ``<>[]P``: on every fair behaviour the method holds from some point on."""
-    wrap = _temporal("eventually_always", None, over, name)
+    wrap = _temporal("eventually_always", None, over, name, start)
     return wrap(fn) if fn is not None else wrap
 
 
 def leads_to(
-    premise: Callable[..., bool], *, over: Any = None, name: str | None = None
+    premise: Callable[..., bool],
+    *,
+    over: Any = None,
+    name: str | None = None,
+    start: Callable[..., bool] | None = None,
 ) -> Callable[[F], F]:
     """Declare ``P ~> Q`` with P = ``premise(self, state, *params)`` and Q the method:
     whenever P holds, Q holds then or later, on every fair behaviour."""
-    wrap: Callable[[F], F] = _temporal("leads_to", premise, over, name)
+    wrap: Callable[[F], F] = _temporal("leads_to", premise, over, name, start)
     return wrap
 
 

@@ -31,7 +31,8 @@ class StateGraph:
     fair: dict[int, str]  #: fairness constraint id -> "weak" | "strong"
     #: per state, parallel to ``succ``: which successor of the state the edge is
     succ_index: list[list[int]] = field(default_factory=list)
-    #: (property, parameter index, "p" | "q") -> truth of that predicate per state
+    #: (property, parameter index, "p" | "q" | "s") -> truth of that predicate per
+    #: state ("s": the initial-state condition)
     truth: dict[tuple[str, int, str], bytearray] = field(default_factory=dict)
     states: list[Any] = field(default_factory=list)  #: only when kept (export)
     #: instance id -> the fairness constraints its steps meet; when left empty, a
@@ -70,6 +71,9 @@ class GraphRecorder:
                 self._atoms.append(((prop.name, i, "q"), pred))
                 if premise is not None:
                     self._atoms.append(((prop.name, i, "p"), premise))
+                start = prop.start(i)
+                if start is not None:  # read on initial states only (cheap anywhere)
+                    self._atoms.append(((prop.name, i, "s"), start))
         for key, _ in self._atoms:
             self.graph.truth[key] = bytearray()
 

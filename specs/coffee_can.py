@@ -14,10 +14,10 @@ The port keeps the original's properties, each in mcheck's form:
   every step (the stuttering ``Termination`` step satisfies both, as ``[A]_can`` does);
 - ``EventuallyTerminates == <>(ENABLED Termination)``: ``self.enabled``;
 - ``TerminationHypothesis == IF can.white % 2 = 0 THEN <>(black = 1 /\\ white = 0)
-  ELSE <>(black = 0 /\\ white = 1)`` reads the initial state, which mcheck's temporal
-  properties cannot: it is checked as two leads-to properties (``white even ~> one
-  black bean``, ``white odd ~> one white bean``), which say more in general and the
-  same here, since LoopInvariant (checked) keeps the parity of white along every step.
+  ELSE <>(black = 0 /\\ white = 1)`` reads the initial state (the IF is evaluated on
+  the first state only): two properties, ``<>(one black bean)`` on the behaviours that
+  start with an even number of white beans (``start=``) and ``<>(one white bean)`` on
+  the others, whose conjunction is exactly the formula.
 
 TLC's figures (the Examples' manifest, CoffeeCan100Beans.cfg with MaxBeanCount = 100):
 5,150 distinct states, 20,002 generated, depth 1 (every state is an initial state).
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from checker import Spec, action, action_property, eventually, invariant, leads_to
+from checker import Spec, action, action_property, eventually, invariant
 
 
 class Can(NamedTuple):
@@ -48,12 +48,14 @@ def _count(s: CoffeeCanState) -> int:
     return s.can.black + s.can.white
 
 
-def _even_white(self: CoffeeCan, s: CoffeeCanState) -> bool:
-    return s.can.white % 2 == 0
+def _starts_even(self: CoffeeCan, s0: CoffeeCanState) -> bool:
+    """The IF of TerminationHypothesis, on the initial state: can.white % 2 = 0."""
+    return s0.can.white % 2 == 0
 
 
-def _odd_white(self: CoffeeCan, s: CoffeeCanState) -> bool:
-    return s.can.white % 2 == 1
+def _starts_odd(self: CoffeeCan, s0: CoffeeCanState) -> bool:
+    """Its ELSE."""
+    return not _starts_even(self, s0)
 
 
 class CoffeeCan(Spec):
@@ -123,12 +125,12 @@ class CoffeeCan(Spec):
         """<>(ENABLED Termination)."""
         return self.enabled(s, "Termination")
 
-    @leads_to(_even_white)
-    def EvenWhiteEndsBlack(self, s: CoffeeCanState) -> bool:
-        """TerminationHypothesis, even case: ~> one black bean, no white."""
+    @eventually(start=_starts_even)
+    def TerminationHypothesisEven(self, s: CoffeeCanState) -> bool:
+        """THEN <>(can.black = 1 /\\ can.white = 0), from an even number of white beans."""
         return s.can.black == 1 and s.can.white == 0
 
-    @leads_to(_odd_white)
-    def OddWhiteEndsWhite(self, s: CoffeeCanState) -> bool:
-        """TerminationHypothesis, odd case: ~> one white bean, no black."""
+    @eventually(start=_starts_odd)
+    def TerminationHypothesisOdd(self, s: CoffeeCanState) -> bool:
+        """ELSE <>(can.black = 0 /\\ can.white = 1), from an odd number."""
         return s.can.black == 0 and s.can.white == 1

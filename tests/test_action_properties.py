@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from checker import CompiledSpec, Options, Verdict, check_spec
+from checker import CompiledSpec, Options, Verdict, check_spec, eventually
 from checker.errors import SpecError
 from checker.loader import load_spec_class
 from checker.simulate import SimulationOptions, simulate
@@ -43,8 +43,8 @@ def test_coffee_can_gives_tlcs_figures_with_every_property_of_its_cfg() -> None:
     assert model.action_property_names == ("MonotonicDecrease", "LoopInvariant")
     assert [t.name for t in model.temporal] == [
         "EventuallyTerminates",
-        "EvenWhiteEndsBlack",
-        "OddWhiteEndsWhite",
+        "TerminationHypothesisEven",
+        "TerminationHypothesisOdd",
     ]
 
 
@@ -178,3 +178,28 @@ def test_list_names_both_fairness_forms(tmp_path: Path) -> None:
 def test_an_ambiguous_fairness_form_is_refused(fairness: Any, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         type("Ambiguous", (LeakyCan,), {"fairness": fairness})
+
+
+def test_a_property_that_reads_the_initial_state() -> None:
+    """TLA+'s IF P THEN <>A ELSE <>B with P on the first state: each branch checked on
+    the behaviours that start where it applies.  Without the condition, each branch
+    alone fails (on the behaviours of the other), so the condition is what makes the
+    hypothesis hold."""
+    cls = load_spec_class("coffee_can")
+    spec = cls(MaxBeanCount=6)
+    assert check_spec(spec, Options()).verdict is Verdict.OK
+
+    class Unconditioned(cls):  # type: ignore[misc,valid-type]
+        name = "coffee_can_unconditioned"
+
+        @eventually
+        def TerminationHypothesisEven(self, s: Any) -> bool:
+            return bool(s.can.black == 1 and s.can.white == 0)
+
+    r = check_spec(Unconditioned(MaxBeanCount=6), Options(), ["TerminationHypothesisEven"])
+    assert r.verdict is Verdict.VIOLATION and r.trace is not None
+    assert r.trace.steps[0].state.can.white % 2 == 1  # a behaviour the IF excludes
+    # Simulation checks the same lassos with the same condition.
+    model = CompiledSpec(spec, properties=["TerminationHypothesisEven", "TerminationHypothesisOdd"])
+    sim = simulate(model, SimulationOptions(seed=0, traces=300, depth=20))
+    assert sim.verdict is Verdict.INCOMPLETE  # nothing found: the hypothesis holds
