@@ -357,7 +357,7 @@ class _Simulator:
         self.memo = {}
         choices = [k]
         stats.states += 1
-        seen = self.visit(state, None)
+        fp, seen = self.visit(state, None)
         bad = self.check(state, choices)
         if bad is not None:
             return bad
@@ -380,7 +380,7 @@ class _Simulator:
             if not succ and self.deadlock:
                 return _Found(Verdict.DEADLOCK, list(choices))
             if self.temporal:
-                found = self.note_state(beh, state, succ, choices)
+                found = self.note_state(beh, state, fp, succ, choices)
                 if found is not None:
                     return found
             if not succ:
@@ -423,24 +423,27 @@ class _Simulator:
                 except EvaluationError as exc:
                     return _Found(Verdict.ERROR, list(choices), error=exc)
                 beh.taken.append(fair)
-            seen = self.visit(nxt, (state, seen))
+            fp, seen = self.visit(nxt, seen)
             state = nxt
             length += 1
 
-    def visit(self, state: Any, parent: tuple[Any, tuple[int, ...]] | None) -> tuple[int, ...]:
-        """Count ``state`` among the distinct states visited; its variables' terms
-        (a successor's fingerprint is computed from its parent's by what changed)."""
+    def visit(
+        self, state: Any, parent: tuple[tuple[Any, ...], tuple[int, ...]] | None
+    ) -> tuple[int, tuple[tuple[Any, ...], tuple[int, ...]]]:
+        """Count ``state`` among the distinct states visited: its fingerprint, and its
+        (variables, terms), from which the next state's fingerprint is computed by what
+        changed (``parent``: the previous state's)."""
         vals = self.model.variables(state)
         if parent is None:
             fp, terms = self.fpr.initial(vals)
         else:
-            fp, terms = self.fpr.child(vals, self.model.variables(parent[0]), parent[1])
+            fp, terms = self.fpr.child(vals, parent[0], parent[1])
         if fp not in self.visited:
             self.visited.add(fp)
             if self.fresh is not None:
                 self.fresh.append(fp)
             self.stats.distinct += 1
-        return terms
+        return fp, (vals, terms)
 
     def check(self, state: Any, choices: list[int], before: Any = None) -> _Found | None:
         """The invariants on ``state``, then the action properties on the step from
@@ -467,12 +470,12 @@ class _Simulator:
         return got
 
     def note_state(
-        self, beh: _Behaviour, state: Any, succ: list[Any], choices: list[int]
+        self, beh: _Behaviour, state: Any, fp: int, succ: list[Any], choices: list[int]
     ) -> _Found | None:
-        """Record the state just reached; check the lasso it closes, and the lasso of
-        stuttering in it forever when no fair action is enabled there."""
+        """Record the state just reached (``fp``: its fingerprint); check the lasso it
+        closes, and the lasso of stuttering in it forever when no fair action is
+        enabled there."""
         try:
-            fp = self.fp(state)
             enabled: set[Any] = set()
             for ai, params, nxt in succ:
                 fair = self.fairness(ai, params)

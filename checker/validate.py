@@ -366,10 +366,6 @@ class Validator:
             self._fpr = StateFingerprinter(len(self.model.var_names), [{}])
         return self._fpr
 
-    def fp(self, state: Any) -> int:
-        """A state's fingerprint (no symmetry: the log names real nodes)."""
-        return self.fpr.initial(self.model.variables(state))[0]
-
     def _root(self, state: Any) -> _Node:
         fp, terms = self.fpr.initial(self.model.variables(state))
         return _Node(state, None, [], fp=fp, terms=terms)
