@@ -148,6 +148,25 @@ ROWS = [
         variant="fix",
         invariants=("FollowerEventuallyCatchesUp",),
     ),
+    # Liveness at scale (issue 31): a million-state behaviour graph, one process and
+    # two workers (the partitions keep the edges; bytes/state is the graph's cost).
+    Row(
+        "LIVENESS HDDS-16932 fix, 4 elections/2 purges/2 failures, one process",
+        "scm_install_snapshot_leader_change",
+        {"MAX_ELECTIONS": "4", "MAX_PURGES": "2", "MAX_DL_FAILURES": "2"},
+        variant="fix",
+        invariants=("FollowerEventuallyCatchesUp",),
+        long=True,
+    ),
+    Row(
+        "LIVENESS HDDS-16932 fix, 4 elections/2 purges/2 failures, --workers 2",
+        "scm_install_snapshot_leader_change",
+        {"MAX_ELECTIONS": "4", "MAX_PURGES": "2", "MAX_DL_FAILURES": "2"},
+        variant="fix",
+        invariants=("FollowerEventuallyCatchesUp",),
+        workers=2,
+        long=True,
+    ),
     # The TLA+ Examples corpus (TLC's published counts; see docs/tla-mapping.md).
     Row("TLA+ Examples: SimpleRegular N=8", "simple_regular", {}),
     Row("TLA+ Examples: MultiPaxos small (symmetry)", "multipaxos", {}, symmetry=True, long=True),

@@ -34,6 +34,7 @@ from checker.model import CompiledSpec, Model
 from checker.options import Options, parse_cluster
 from checker.partition import LevelBackend, Partition
 from checker.spec import USER_MODULE_PREFIX
+from checker.stategraph import GraphPart, GraphRecorder
 
 #: Seconds to wait for the scheduler of ``--cluster ADDRESS``.
 CONNECT_TIMEOUT = 20
@@ -51,7 +52,12 @@ def recipe_of(model: Model) -> dict[str, Any]:
         "class": cls.__name__,
         "variant": model.variant,
         "constants": dict(model.constants),
-        "invariants": [*model.invariant_names, *model.action_property_names] or ["none"],
+        "invariants": [
+            *model.invariant_names,
+            *model.action_property_names,
+            *(prop.name for prop in model.temporal),
+        ]
+        or ["none"],
         "symmetry": model.symmetric,
     }
 
@@ -83,11 +89,12 @@ class PartitionActor:
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         settings: ExpansionSettings,
+        graph: bool = False,
     ) -> None:
         self.failure: tuple[str, Any] | None = None
         try:
             self.part: Partition | None = Partition(
-                w, n, model_of(recipe), renamings, deadlock, settings
+                w, n, model_of(recipe), renamings, deadlock, settings, graph
             )
         except Exception as exc:
             self.part = None
@@ -131,10 +138,11 @@ class ClusterBackend(LevelBackend):
         deadlock: bool,
         opts: Options,
         settings: ExpansionSettings | None = None,
+        recorder: GraphRecorder | None = None,
     ) -> None:
         assert opts.cluster is not None
         self.recipe = recipe_of(model)
-        super().__init__(model, renamings, deadlock, opts, settings)
+        super().__init__(model, renamings, deadlock, opts, settings, recorder)
         self.where, self.local_workers = parse_cluster(opts.cluster)
         self.address = opts.cluster
         self.cluster: Any = None
@@ -185,6 +193,7 @@ class ClusterBackend(LevelBackend):
                 self.renamings,
                 self.deadlock,
                 self.settings,
+                self.graph,
                 actor=True,
                 workers=[addr],
                 allow_other_workers=False,
@@ -233,6 +242,10 @@ class ClusterBackend(LevelBackend):
     # -- the Backend protocol ------------------------------------------------------
     def _seed(self, seeds: list[list[tuple[int, Any, int]]]) -> None:
         self._all("seed", [(s,) for s in seeds])
+
+    def _graph_parts(self) -> list[GraphPart]:
+        parts: list[GraphPart] = self._all("graph_part", [()] * self.n)
+        return parts
 
     def step(self) -> ChunkResult:
         """One breadth-first level across the actors."""

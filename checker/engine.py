@@ -122,6 +122,11 @@ class Backend(Protocol):
         """Whether states remain to be expanded."""
         ...
 
+    def finish(self) -> None:
+        """The exploration ended without an event or a stop: complete what it recorded
+        (a distributed backend puts the state graph's parts together)."""
+        ...
+
     def close(self) -> None:
         """Release processes and memory."""
         ...
@@ -180,6 +185,9 @@ class LocalBackend:
     def pending(self) -> bool:
         """Whether states remain to be expanded."""
         return bool(self.frontier)
+
+    def finish(self) -> None:
+        """Nothing to complete: the state graph, if any, was recorded as it went."""
 
     def close(self) -> None:
         """Drop the frontier and the visited set."""
@@ -630,6 +638,8 @@ class Exploration:
                         stats.seconds = now - self.t0
                         opts.progress(stats)
                     outcome = self._commit(self.backend.step())
+                if outcome is None:
+                    self.backend.finish()
         except DeadlineReached:
             outcome = self._stop(Verdict.INCOMPLETE, f"timeout {opts.timeout}s reached")
         except KeyboardInterrupt:

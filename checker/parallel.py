@@ -42,6 +42,7 @@ from checker.expansion import ExpansionSettings, Key, Restart
 from checker.model import Model
 from checker.options import Options
 from checker.partition import LevelBackend, Partition
+from checker.stategraph import GraphPart, GraphRecorder
 
 #: How long a worker waits for a peer's message before checking for a stop.
 _POLL = 0.2
@@ -92,6 +93,7 @@ def _worker(
     renamings: list[dict[Any, Any]],
     deadlock: bool,
     settings: ExpansionSettings,
+    graph: bool,
     inboxes: list[Any],
     conn: Connection,
     others: list[Connection],
@@ -108,7 +110,7 @@ def _worker(
             c.close()
     link = _Link(conn, parent)
     try:
-        _serve(w, n, model, renamings, deadlock, settings, inboxes, link)
+        _serve(w, n, model, renamings, deadlock, settings, graph, inboxes, link)
     except _Stopped:
         return
     except Restart as exc:
@@ -138,10 +140,11 @@ def _serve(
     renamings: list[dict[Any, Any]],
     deadlock: bool,
     settings: ExpansionSettings,
+    graph: bool,
     inboxes: list[Any],
     link: _Link,
 ) -> None:
-    part = Partition(w, n, model, renamings, deadlock, settings)
+    part = Partition(w, n, model, renamings, deadlock, settings, graph)
     inbox = inboxes[w]
     stash: dict[str, list[Any]] = {}
 
@@ -166,6 +169,9 @@ def _serve(
         if op == "seed":
             part.seed(cmd[1])
             link.send(("ok",))
+            continue
+        if op == "graph":
+            link.send(("graph", part.graph_part()))
             continue
         assert op == "level", op
         generated, act_gen, outgoing = part.expand(cmd[1])
@@ -206,8 +212,9 @@ class WorkerBackend(LevelBackend):
         deadlock: bool,
         opts: Options,
         settings: ExpansionSettings | None = None,
+        recorder: GraphRecorder | None = None,
     ) -> None:
-        super().__init__(model, renamings, deadlock, opts, settings)
+        super().__init__(model, renamings, deadlock, opts, settings, recorder)
         self.workers = opts.workers
         self.ctx = mp.get_context("fork")
         self.conns: list[Connection] = []
@@ -233,6 +240,7 @@ class WorkerBackend(LevelBackend):
                     self.renamings,
                     self.deadlock,
                     self.settings,
+                    self.graph,
                     self.inboxes,
                     child,
                     others,
@@ -317,6 +325,10 @@ class WorkerBackend(LevelBackend):
             self._send(w, ("seed", seeds[w]))
         for w in range(self.n):
             self._recv(w)
+
+    def _graph_parts(self) -> list[GraphPart]:
+        self._send_all(("graph",))
+        return [self._recv(w)[1] for w in range(self.n)]
 
     def step(self) -> ChunkResult:
         """One breadth-first level across the workers."""

@@ -30,6 +30,14 @@ from checker.expansion import Event, ExpansionSettings, Key
 from checker.expansions import make_expansion
 from checker.model import Model
 from checker.options import Options
+from checker.stategraph import (
+    EdgeLog,
+    GraphPart,
+    GraphRecorder,
+    assemble,
+    atom_truths,
+    temporal_atoms,
+)
 from checker.store import FingerprintSet
 
 
@@ -75,7 +83,7 @@ class _Kept:
     """The states a partition keeps at the end of a level, as columns in key order,
     with their handles."""
 
-    __slots__ = ("action", "choice", "fp", "handles", "parent")
+    __slots__ = ("action", "choice", "fp", "handles", "parent", "truth")
 
     def __init__(
         self,
@@ -84,9 +92,12 @@ class _Kept:
         fp: np.ndarray = _EMPTY_U64,
         action: np.ndarray = _EMPTY_I64,
         handles: list[Any] | None = None,
+        truth: np.ndarray | None = None,
     ) -> None:
         self.parent, self.choice, self.fp, self.action = parent, choice, fp, action
         self.handles: list[Any] = handles if handles is not None else []
+        #: With a state graph: the temporal atoms' truth per kept state (a row each).
+        self.truth = truth
 
     def __len__(self) -> int:
         return len(self.handles)
@@ -110,10 +121,15 @@ class Partition:
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         settings: ExpansionSettings,
+        graph: bool = False,
     ) -> None:
         self.w, self.n = w, n
         self.model = model
         self.exp = make_expansion(model, renamings, deadlock, settings)
+        # With a state graph (liveness): the edges of the states expanded here and
+        # the temporal atoms' truth in the states kept here.
+        self.atoms = temporal_atoms(model) if graph else None
+        self.log = EdgeLog(len(self.atoms)) if self.atoms is not None else None
         self.visited = FingerprintSet()
         # Fingerprints this worker already submitted to other owners: they are visited
         # there, whoever won them, so they need never be sent again.
@@ -158,9 +174,12 @@ class Partition:
         handles: list[Any] = []
         parents: list[int] = []
         expand = self.exp.expand
+        log = self.log
         for ordinal, handle in zip(self.ordinals, self.handles, strict=True):
             actions, succ, ev = expand(ordinal, handle)
             counts.append((ordinal, actions))
+            if log is not None:
+                log.add(ordinal, succ)
             acts += actions
             if succ:
                 inside = [c for c in succ if c[4] is not None]
@@ -172,6 +191,8 @@ class Partition:
             if ev is not None:
                 first = ev  # later entries' keys all come after it
                 break
+        if log is not None:
+            log.flush()
         fp = np.array(fps, dtype=np.uint64)
         # Successors arrive in key order, so a fingerprint's first occurrence (what
         # np.unique's return_index gives) carries its smallest key.
@@ -235,6 +256,8 @@ class Partition:
         truncated = False
         first = self.first
         check = self.exp.check
+        atoms = self.atoms
+        truths: list[list[int]] = []
         for i, p, c in zip(pos.tolist(), cparent[pos].tolist(), cchoice[pos].tolist(), strict=True):
             key = (p, c)
             if first is not None and key > first.key:
@@ -244,14 +267,28 @@ class Partition:
                 ev = check(key, handles[i], False)
             else:
                 keep.append(i)
-                ev = check(key, handles[i], True)
+                ev = None
+                if atoms is not None:
+                    # As one process: the temporal atoms when a state is stored, then
+                    # its invariants.
+                    state = self.exp.state(handles[i])
+                    try:
+                        truths.append(atom_truths(atoms, state))
+                    except EvaluationError as exc:
+                        ev = Event(key, "error", error=exc, new=True, state=state)
+                        truths.append([0] * len(atoms))
+                if ev is None:
+                    ev = check(key, handles[i], True)
             if ev is not None:
                 first = ev if first is None or ev.key < first.key else first
                 break
         self.cand = None
         at = np.array(keep, dtype=np.int64)
+        truth = None
+        if atoms is not None:
+            truth = np.array(truths, dtype=np.uint8).reshape(len(keep), len(atoms))
         self.kept = _Kept(
-            cparent[at], cchoice[at], ufp[at], caction[at], [handles[i] for i in keep]
+            cparent[at], cchoice[at], ufp[at], caction[at], [handles[i] for i in keep], truth
         )
         k = self.kept
         depth = np.full(len(keep), self.depth + 1, dtype=np.int64)
@@ -273,11 +310,17 @@ class Partition:
                 k.fp[a:end],
                 k.action[a:end],
                 [state(h) for h in k.handles[a:end]],
+                None if k.truth is None else k.truth[a:end],
             )
             end = a
         if end < len(k):
             self.kept = _Kept(
-                k.parent[:end], k.choice[:end], k.fp[:end], k.action[:end], k.handles[:end]
+                k.parent[:end],
+                k.choice[:end],
+                k.fp[:end],
+                k.action[:end],
+                k.handles[:end],
+                None if k.truth is None else k.truth[:end],
             )
         return sends
 
@@ -292,21 +335,33 @@ class Partition:
             parent = np.concatenate([k.parent, *(p[0] for p in got)])
             choice = np.concatenate([k.choice, *(p[1] for p in got)])
             order = np.lexsort((choice, parent))
+            truth = None
+            if k.truth is not None:
+                truth = np.concatenate([k.truth, *(p[5] for p in got)])[order]
             k = self.kept = _Kept(
                 parent[order],
                 choice[order],
                 np.concatenate([k.fp, *(p[2] for p in got)])[order],
                 np.concatenate([k.action, *(p[3] for p in got)])[order],
                 [handles[i] for i in order.tolist()],
+                truth,
             )
         return k.parent, k.choice
 
     def number(self, ordinals: np.ndarray) -> None:
         """Phase 4c: the kept states, numbered, are the next frontier."""
+        if self.log is not None and self.kept.truth is not None:
+            self.log.keep(np.asarray(ordinals), self.kept.truth)
         self.ordinals = ordinals.tolist()
         self.handles = self.kept.handles
         self.depth += 1
         self.kept = _Kept()
+
+    def graph_part(self) -> GraphPart:
+        """This partition's share of the state graph (see :class:`GraphPart`)."""
+        if self.log is None:
+            raise ConfigError("this exploration did not record a state graph")
+        return self.log.part()
 
     def count_before(self, key: Key) -> tuple[int, dict[int, int]]:
         """States (and per action) one process would have generated this level before
@@ -407,11 +462,18 @@ class LevelBackend:
         deadlock: bool,
         opts: Options,
         settings: ExpansionSettings | None = None,
+        recorder: GraphRecorder | None = None,
     ) -> None:
         self.model = model
         self.renamings = renamings
         self.deadlock = deadlock
         self.max_depth = opts.max_depth
+        #: With a state graph (liveness): the partitions log their edges and atoms'
+        #: truths, put together here when the exploration ends (:meth:`finish`).
+        self.recorder = recorder
+        self.graph = recorder is not None
+        #: The stored states' fingerprints, a level at a time, in ordinal order.
+        self.fp_levels: list[np.ndarray] = []
         settings = settings or ExpansionSettings()
         self.exp = make_expansion(model, renamings, deadlock, settings)
         # The workers' expansions: the same layout as this one's (its pilot's).
@@ -440,12 +502,19 @@ class LevelBackend:
 
         def store(key: Key, fp: int, handle: Any) -> None:
             # Initial states are numbered in order: the n-th new one is ordinal n.
-            owned.append((fp, len(seen), self.exp.state(handle)))
+            ordinal = len(seen)
+            state = self.exp.state(handle)
+            owned.append((fp, ordinal, state))
             seen.add(fp)
+            if self.recorder is not None:
+                # May raise EvaluationError (a temporal predicate): the event.
+                self.recorder.node(ordinal, state)
+                self.recorder.initial(ordinal)
 
         new, event = self.exp.initial(seen.__contains__, store)
         total = len(self.model.initial_states())
         self.count = len(new)
+        self.fp_levels = [np.array([fp for fp, _, _ in owned], dtype=np.uint64)]
         self.frontier_size = len(new) if event is None else 0
         if event is None and new:
             self._launch()
@@ -467,6 +536,8 @@ class LevelBackend:
         """The end of a level: number its new states (see commit_level)."""
         new, event, truncated = commit_level(checked, balance, number, self.count)
         self.count += len(new)
+        if self.graph:
+            self.fp_levels.append(new.fp)
         self.frontier_size = len(new)
         if new:
             self.depth += 1
@@ -477,6 +548,18 @@ class LevelBackend:
             truncated=truncated,
             frontier=len(new),
         )
+
+    def _graph_parts(self) -> list[GraphPart]:
+        """Every partition's share of the state graph."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """The exploration is over: with a state graph, put the partitions' shares
+        together (see :func:`checker.stategraph.assemble`)."""
+        if self.recorder is None or not self.n:
+            return
+        fps = np.concatenate(self.fp_levels)
+        assemble(self.recorder, self._graph_parts(), fps)
 
     def limited(self) -> bool:
         """Whether this level's successors lie beyond --max-depth."""

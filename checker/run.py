@@ -75,12 +75,6 @@ def _run(model: Model, options: Options | None) -> Result:
     warnings: list[str] = []
     liveness = bool(model.temporal)
     symmetric = opts.symmetry and len(model.renamings) > 1
-    if liveness and (opts.workers > 1 or opts.cluster is not None):
-        how = "--cluster" if opts.cluster is not None else "--workers"
-        raise ConfigError(
-            f"temporal properties are checked in one process: drop {how}, or select "
-            "only invariants with --property"
-        )
     deadlock = model.check_deadlock if opts.deadlock is None else opts.deadlock
     t0 = time.perf_counter()
     deadline = t0 + opts.timeout if opts.timeout else None
@@ -232,11 +226,11 @@ def _explore(
             if opts.cluster is not None:
                 from checker.cluster import ClusterBackend
 
-                backend: Any = ClusterBackend(model, renamings, deadlock, opts, settings)
+                backend: Any = ClusterBackend(model, renamings, deadlock, opts, settings, recorder)
             elif opts.workers > 1:
                 from checker.parallel import WorkerBackend
 
-                backend = WorkerBackend(model, renamings, deadlock, opts, settings)
+                backend = WorkerBackend(model, renamings, deadlock, opts, settings, recorder)
             else:
                 expansion = make_expansion(model, renamings, deadlock, settings)
                 backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)

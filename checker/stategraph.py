@@ -12,11 +12,147 @@ property's state predicates, evaluated once when the state is first met.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from checker.errors import EvaluationError
 from checker.model import Model
+
+#: A temporal property's state predicate, keyed (property, parameter index, role).
+Atom = tuple[tuple[str, int, str], Callable[[Any], Any]]
+
+
+def temporal_atoms(model: Model) -> list[Atom]:
+    """The state predicates the fair-cycle search reads, in the order the graph keeps
+    their truth: per temporal property instance its ``q`` (the predicate), ``p`` (a
+    premise) and ``s`` (the initial-state condition)."""
+    atoms: list[Atom] = []
+    for prop in model.temporal:
+        for i, (_params, pred, premise) in enumerate(prop.instances):
+            atoms.append(((prop.name, i, "q"), pred))
+            if premise is not None:
+                atoms.append(((prop.name, i, "p"), premise))
+            start = prop.start(i)
+            if start is not None:  # read on initial states only (cheap anywhere)
+                atoms.append(((prop.name, i, "s"), start))
+    return atoms
+
+
+def atom_truths(atoms: list[Atom], state: Any) -> list[int]:
+    """Each atom's truth (0 or 1) in ``state``; a spec error names the property."""
+    out: list[int] = []
+    for key, pred in atoms:
+        try:
+            value = pred(state)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise EvaluationError(f"temporal property {key[0]}", exc, state) from exc
+        out.append(1 if value else 0)
+    return out
+
+
+@dataclass
+class GraphPart:
+    """What one partition of a distributed exploration knows of the state graph: the
+    edges of the states it expanded (targets as fingerprints, resolved to ordinals
+    when the parts are put together) and the atoms' truth in the states it stored.
+
+    Edges are four parallel arrays in the order they were generated: source ordinal,
+    target fingerprint (0 where ``cut``: outside the constraint), the partition's own
+    number for the action instance (an index into ``instances``) and which successor
+    of its source the edge is.  Truths are a row per stored state: ``truth[i]`` for
+    ordinal ``stored[i]``."""
+
+    source: np.ndarray  #: int64
+    target: np.ndarray  #: uint64 fingerprints
+    cut: np.ndarray  #: bool
+    instance: np.ndarray  #: int64, into ``instances``
+    index: np.ndarray  #: int64, the successor index k
+    instances: list[tuple[int, tuple[Any, ...]]]
+    stored: np.ndarray  #: int64 ordinals
+    truth: np.ndarray  #: uint8, shape (len(stored), atoms)
+
+
+class EdgeLog:
+    """A partition's growing share of the state graph (see :class:`GraphPart`): plain
+    lists while a level runs, one array per column at the end."""
+
+    def __init__(self, natoms: int) -> None:
+        self.source: list[int] = []
+        self.target: list[int] = []
+        self.cut: list[bool] = []
+        self.instance: list[int] = []
+        self.index: list[int] = []
+        self.ids: dict[tuple[int, tuple[Any, ...]], int] = {}
+        self.natoms = natoms
+        self.stored: list[np.ndarray] = []
+        self.truth: list[np.ndarray] = []
+        # Each level's edges as arrays (25 bytes an edge, not a Python int apiece).
+        self.columns: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, ordinal: int, cands: list[Any]) -> None:
+        """The edges of one expanded state: its candidates ``(k, action, params,
+        handle, fp)``, fp None outside the constraint."""
+        ids = self.ids
+        for k, ai, params, _h, fp in cands:
+            key = (ai, params)
+            iid = ids.get(key)
+            if iid is None:
+                iid = ids[key] = len(ids)
+            self.source.append(ordinal)
+            self.target.append(0 if fp is None else fp)
+            self.cut.append(fp is None)
+            self.instance.append(iid)
+            self.index.append(k)
+
+    def keep(self, ordinals: np.ndarray, truth: np.ndarray) -> None:
+        """The atoms' truth for stored states, numbered."""
+        self.stored.append(ordinals.astype(np.int64, copy=False))
+        self.truth.append(truth)
+
+    def flush(self) -> None:
+        """Turn the edges logged since the last flush into arrays (once a level)."""
+        if not self.source:
+            return
+        self.columns.append(
+            (
+                np.array(self.source, dtype=np.int64),
+                np.array(self.target, dtype=np.uint64),
+                np.array(self.cut, dtype=bool),
+                np.array(self.instance, dtype=np.int32),
+                np.array(self.index, dtype=np.int32),
+            )
+        )
+        self.source, self.target, self.cut, self.instance, self.index = [], [], [], [], []
+
+    def part(self) -> GraphPart:
+        """Everything logged, as arrays."""
+        self.flush()
+        cols = self.columns or [
+            (
+                np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.uint64),
+                np.empty(0, dtype=bool),
+                np.empty(0, dtype=np.int32),
+                np.empty(0, dtype=np.int32),
+            )
+        ]
+        return GraphPart(
+            np.concatenate([c[0] for c in cols]),
+            np.concatenate([c[1] for c in cols]),
+            np.concatenate([c[2] for c in cols]),
+            np.concatenate([c[3] for c in cols]).astype(np.int64),
+            np.concatenate([c[4] for c in cols]).astype(np.int64),
+            list(self.ids),
+            np.concatenate(self.stored) if self.stored else np.empty(0, dtype=np.int64),
+            np.concatenate(self.truth)
+            if self.truth
+            else np.empty((0, self.natoms), dtype=np.uint8),
+        )
 
 
 @dataclass
@@ -65,15 +201,7 @@ class GraphRecorder:
         self.graph = StateGraph([], [], [], [], [], {})
         self._ids: dict[tuple[int, tuple[Any, ...]], int] = {}
         self._constraints: dict[Any, int] = {}
-        self._atoms: list[tuple[tuple[str, int, str], Any]] = []
-        for prop in model.temporal:
-            for i, (_params, pred, premise) in enumerate(prop.instances):
-                self._atoms.append(((prop.name, i, "q"), pred))
-                if premise is not None:
-                    self._atoms.append(((prop.name, i, "p"), premise))
-                start = prop.start(i)
-                if start is not None:  # read on initial states only (cheap anywhere)
-                    self._atoms.append(((prop.name, i, "s"), start))
+        self._atoms = temporal_atoms(model)
         for key, _ in self._atoms:
             self.graph.truth[key] = bytearray()
 
@@ -87,14 +215,8 @@ class GraphRecorder:
         g.cut.append(False)
         if self.keep_states:
             g.states.append(state)
-        for key, pred in self._atoms:
-            try:
-                value = pred(state)
-            except MemoryError:
-                raise
-            except Exception as exc:
-                raise EvaluationError(f"temporal property {key[0]}", exc, state) from exc
-            g.truth[key].append(1 if value else 0)
+        for (key, _), value in zip(self._atoms, atom_truths(self._atoms, state), strict=True):
+            g.truth[key].append(value)
 
     def initial(self, ordinal: int) -> None:
         """Mark a stored state as initial."""
@@ -111,7 +233,7 @@ class GraphRecorder:
         enabled: set[int] = set()
         cut = False
         for target, ai, params, k in edges:
-            iid = self._instance(ai, params)
+            iid = self.instance(ai, params)
             if target == ordinal:
                 continue  # a stuttering step: neither enables nor takes an action
             enabled.update(g.member[iid])
@@ -125,7 +247,14 @@ class GraphRecorder:
         g.enabled[ordinal] = frozenset(enabled)
         g.cut[ordinal] = cut
 
-    def _instance(self, ai: int, params: tuple[Any, ...]) -> int:
+    @property
+    def atom_keys(self) -> list[tuple[str, int, str]]:
+        """The keys of :attr:`StateGraph.truth`, in :func:`temporal_atoms` order."""
+        return [key for key, _ in self._atoms]
+
+    def instance(self, ai: int, params: tuple[Any, ...]) -> int:
+        """The graph's number for an action instance (numbered on first use, with the
+        fairness constraints its steps meet)."""
         key = (ai, params)
         iid = self._ids.get(key)
         if iid is None:
@@ -143,3 +272,118 @@ class GraphRecorder:
                 meets.append(cid)
             g.member.append(tuple(meets))
         return iid
+
+
+def assemble(recorder: GraphRecorder, parts: list[GraphPart], fps: np.ndarray) -> None:
+    """Complete ``recorder``'s graph from the partitions' parts of a distributed
+    exploration; ``fps`` are the stored states' fingerprints by ordinal.
+
+    States already recorded (the initial ones, seen by :meth:`GraphRecorder.node` in
+    the coordinator) keep their truths.  Edges are taken in the order one process
+    records them (by source ordinal, then successor index), so action instances and
+    fairness constraints get the same numbers; as in :meth:`GraphRecorder.edges`, a
+    stuttering step neither enables nor takes anything and one outside the
+    constraint only enables; a target no partition stored (beyond --max-depth) is
+    left out, as one process leaves it.  Array work except one pass per state (its
+    successor list), so the coordinator's share stays small beside the workers'.
+    """
+    g = recorder.graph
+    n = len(fps)
+    have = len(g.succ)
+    more = n - have
+    g.succ.extend([] for _ in range(more))
+    g.succ_index.extend([] for _ in range(more))
+    g.enabled.extend([frozenset()] * more)
+    g.cut.extend([False] * more)
+    keys = recorder.atom_keys
+    for key in keys:
+        g.truth[key].extend(bytes(more))
+    for p in parts:
+        if not len(p.stored):
+            continue
+        for j, key in enumerate(keys):
+            view = np.frombuffer(g.truth[key], dtype=np.uint8)
+            view[p.stored] = p.truth[:, j]
+            del view  # a live view would forbid growing the bytearray later
+    if not parts:
+        return
+    # The partitions' instance numbers -> one number per distinct (action, params).
+    canon: dict[tuple[int, tuple[Any, ...]], int] = {}
+    local = [
+        np.array([canon.setdefault(key, len(canon)) for key in p.instances], dtype=np.int64)
+        for p in parts
+    ]
+    inst_keys = list(canon)
+    source = np.concatenate([p.source for p in parts])
+    target = np.concatenate([p.target for p in parts])
+    cut = np.concatenate([p.cut for p in parts])
+    inst = np.concatenate([m[p.instance] for p, m in zip(parts, local, strict=True)])
+    index = np.concatenate([p.index for p in parts])
+    order = np.lexsort((index, source))
+    source, target, cut, inst, index = (a[order] for a in (source, target, cut, inst, index))
+    by_fp = np.argsort(fps, kind="stable")
+    sorted_fps = fps[by_fp]
+    pos = np.minimum(np.searchsorted(sorted_fps, target), max(n - 1, 0))
+    found = (sorted_fps[pos] == target) if n else np.zeros(len(target), dtype=bool)
+    to = np.where(cut, -1, by_fp[pos])
+    # A target no partition stored lies beyond --max-depth: one process records no
+    # edge to it (nor does the step enable anything).
+    keep = cut | found
+    source, to, inst, index = source[keep], to[keep], inst[keep], index[keep]
+    if not len(source):
+        return
+    # Instance ids in order of first use, as one process numbers them edge by edge.
+    used, first = np.unique(inst, return_index=True)
+    rank = np.zeros(len(inst_keys), dtype=np.int64)
+    for c in used[np.argsort(first)].tolist():
+        rank[c] = recorder.instance(*inst_keys[c])
+    iid = rank[inst]
+    # A stuttering step neither enables nor takes an action; a cut one enables only.
+    moving = to != source
+    taken = moving & (to >= 0)
+    _fill_enabled(g, source[moving], iid[moving])
+    for v in np.unique(source[moving & (to < 0)]).tolist():
+        g.cut[v] = True
+    src_t = source[taken]
+    pairs = list(zip(to[taken].tolist(), iid[taken].tolist(), strict=True))
+    ks = index[taken].tolist()
+    starts = np.flatnonzero(np.r_[True, src_t[1:] != src_t[:-1]])
+    bounds = [*starts.tolist(), len(pairs)]
+    succ, succ_index = g.succ, g.succ_index
+    for v, a, b in zip(src_t[starts].tolist(), bounds, bounds[1:], strict=False):
+        succ[v] = pairs[a:b]
+        succ_index[v] = ks[a:b]
+
+
+def _fill_enabled(g: StateGraph, source: np.ndarray, iid: np.ndarray) -> None:
+    """Per state, the fairness constraints its (non-stuttering) steps meet, one shared
+    frozenset per distinct set."""
+    counts = np.array([len(m) for m in g.member], dtype=np.int64)
+    if not counts.any():
+        return
+    flat = np.array([c for m in g.member for c in m], dtype=np.int64)
+    offs = np.r_[0, np.cumsum(counts)[:-1]]
+    reps = counts[iid]
+    if not reps.any():
+        return
+    edge = np.repeat(np.arange(len(iid)), reps)
+    # j-th constraint of each edge's instance: position within its run of repeats.
+    j = np.arange(len(edge)) - np.repeat(np.cumsum(reps) - reps, reps)
+    cid = flat[offs[iid[edge]] + j]
+    width = int(cid.max()) + 1
+    # Distinct (state, constraint) pairs; sources come sorted, so the sort is cheap
+    # (np.unique's hashing was most of this function on a million states).
+    pair = np.sort(source[edge] * width + cid)
+    pair = pair[np.r_[True, pair[1:] != pair[:-1]]]
+    st = pair // width
+    cs = (pair % width).tolist()
+    starts = np.flatnonzero(np.r_[True, st[1:] != st[:-1]])
+    bounds = [*starts.tolist(), len(cs)]
+    shared: dict[tuple[int, ...], frozenset[int]] = {}
+    enabled = g.enabled
+    for v, a, b in zip(st[starts].tolist(), bounds, bounds[1:], strict=False):
+        key = tuple(cs[a:b])
+        fs = shared.get(key)
+        if fs is None:
+            fs = shared[key] = frozenset(key)
+        enabled[v] = fs

@@ -70,6 +70,26 @@ def test_cluster_finds_the_same_counterexample(cluster: Any) -> None:
     assert spread.trace.states() == alone.trace.states()
 
 
+@pytest.mark.parametrize("variant", ["bug", "fix"])
+def test_cluster_liveness_equals_one_process(cluster: Any, variant: str) -> None:
+    """Issue 31: the actors build the behaviour graph; same verdict, graph and lasso."""
+    model = _model(
+        "ratis_heartbeat_match_index",
+        variant,
+        ["FollowersEventuallyMatchLeader"],
+        MaxLogLen="2",
+        MaxMsgs="1",
+    )
+    alone = check(model, Options())
+    spread = check(model, Options(cluster=cluster.scheduler_address))
+    assert alone.verdict is (Verdict.VIOLATION if variant == "bug" else Verdict.OK)
+    assert figures(spread, per_action=True) == figures(alone, per_action=True)
+    assert spread.graph == alone.graph and alone.graph[0] > 0
+    if alone.trace is not None:
+        assert spread.trace is not None and spread.trace.loop == alone.trace.loop
+        assert spread.trace.states() == alone.trace.states()
+
+
 def test_cluster_limits_are_incomplete(cluster: Any) -> None:
     model = _model("raft", Server="2")
     alone = check(model, Options(symmetry=False, max_states=500))
@@ -180,7 +200,6 @@ def _free_port() -> int:
         (["--workers", "2"], "drop --workers"),
         (["--strategy", "dfs"], "breadth-first only"),
         (["--checkpoint", "/nonexistent/ck"], "--checkpoint works with one process"),
-        (["--property", "FollowersEventuallyMatchLeader"], "drop --cluster"),
         (["--cluster", "not a url"], "a scheduler address such as tcp://10.0.0.1:8786"),
         ([], "needs a worker count"),
     ],

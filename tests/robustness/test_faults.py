@@ -193,19 +193,42 @@ def _interrupt(
     return run.finish(timeout=60)
 
 
-def test_ctrl_c_during_liveness_is_incomplete() -> None:
-    code, out, err = _interrupt(
-        (
-            "run",
-            "ratis_heartbeat_match_index",
-            "--property",
-            "FollowersEventuallyMatchLeader",
-            "--json",
-        )
-    )
+LIVENESS_RUN = (
+    "run",
+    "ratis_heartbeat_match_index",
+    "--property",
+    "FollowersEventuallyMatchLeader",
+    "--json",
+)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_during_liveness_is_incomplete(workers: str) -> None:
+    code, out, err = _interrupt((*LIVENESS_RUN, "--workers", workers))
     assert code == 3, err
     d = _json(out)
     assert d["result"] == "incomplete" and "interrupted" in d["reason"]
+
+
+def test_a_killed_worker_stops_a_liveness_run() -> None:
+    run = Watched(*LIVENESS_RUN, "--workers", "2")
+    run.progress()
+    workers = _children(run.pid)
+    assert len(workers) >= 2
+    os.kill(workers[1], signal.SIGKILL)
+    code, out, err = run.finish(timeout=60)
+    assert code == 3, err
+    d = _json(out)
+    assert d["result"] == "incomplete" and "died" in d["reason"], d
+    assert _wait_for(lambda: not any(_alive(p) for p in workers), 5)
+
+
+def test_a_liveness_run_with_workers_times_out_incomplete() -> None:
+    proc = _start(*LIVENESS_RUN, "--workers", "2", "--timeout", "2")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    d = _json(out)
+    assert d["result"] == "incomplete" and "timeout" in d["reason"], d
 
 
 def test_a_second_ctrl_c_is_still_exit_3() -> None:
