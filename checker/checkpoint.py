@@ -50,6 +50,7 @@ from checker.errors import ConfigError
 from checker.fingerprint import FINGERPRINT_VERSION, encode, fingerprint
 from checker.result import Stats
 from checker.statecodec import CodecError, Reader, Writer, value_types
+from checker.stategraph import GraphImage
 
 #: The file in a checkpoint folder.
 FILE = "checkpoint.mcp"
@@ -73,6 +74,8 @@ class Snapshot:
     identity: dict[str, Any] = field(default_factory=dict)
     #: What the command line was given, so ``mcheck resume`` can build the same spec.
     origin: dict[str, Any] = field(default_factory=dict)
+    #: The state graph recorded so far (a liveness run), else None.
+    graph: GraphImage | None = None
 
 
 class CorruptCheckpoint(ConfigError):
@@ -126,7 +129,7 @@ def identity_of(
 ) -> dict[str, Any]:
     """Everything that decides which states a run visits and in which order."""
     constants = getattr(model, "constants", {})
-    return {
+    ident = {
         "spec": model.name,
         "sources": spec_sources(model),
         "variant": str(getattr(model, "variant", "")),
@@ -144,6 +147,10 @@ def identity_of(
             "probe": fingerprint(("mcheck", 1, frozenset({2, 3}), (None, True))),
         },
     }
+    temporal = [prop.name for prop in getattr(model, "temporal", ())]
+    if temporal:  # (absent otherwise: checkpoints of invariant runs read as before)
+        ident["temporal"] = temporal
+    return ident
 
 
 #: How identity differences read in the refusal: field -> what it is.
@@ -157,6 +164,7 @@ _WHAT = {
     "deadlock": "deadlock checking",
     "max_depth": "--max-depth",
     "invariants": "selected invariants",
+    "temporal": "selected temporal properties",
     "actions": "actions",
     "fingerprint": "fingerprint function",
 }
@@ -238,16 +246,23 @@ def write(
     root.mkdir(parents=True, exist_ok=True)
     writer = Writer(types)
     states = [writer.add(state) for _, state, _ in snap.frontier]
-    frontier = json.dumps(
-        {
-            **writer.document(),
-            "states": states,
-            "ordinals": [o for o, _, _ in snap.frontier],
-            "depths": [d for _, _, d in snap.frontier],
-        },
-        separators=(",", ":"),
-    ).encode()
+    doc: dict[str, Any] = {
+        "states": states,
+        "ordinals": [o for o, _, _ in snap.frontier],
+        "depths": [d for _, _, d in snap.frontier],
+    }
+    g = snap.graph
+    if g is not None:
+        doc["graph"] = {
+            "init": g.init,
+            "atoms": [list(k) for k in g.atom_keys],
+            "instances": [[ai, writer.add(params)] for ai, params in g.instances],
+        }
+    frontier = json.dumps({**writer.document(), **doc}, separators=(",", ":")).encode()
     parts = [snap.fps.tobytes(), snap.parent.tobytes(), snap.choice.tobytes(), frontier]
+    if g is not None:
+        # The graph's arrays, in GRAPH_ARRAYS order.
+        parts += [np.ascontiguousarray(getattr(g, name)).tobytes() for name, _ in GRAPH_ARRAYS]
     digest = hashlib.sha256()
     for p in parts:
         digest.update(p)
@@ -320,17 +335,22 @@ def read(folder: str | os.PathLike[str], types: dict[str, type]) -> Snapshot:
         arr.frombytes(raw)
     stats = Stats(**header["stats"])
     _check_table(path, stats, fps, parent)
+    graph: GraphImage | None = None
     try:
         doc = json.loads(pieces[3])
         if not isinstance(doc, dict):
             raise CodecError("not an object")
         reader = Reader(doc, types)
         frontier = _frontier(doc, reader)
+        if len(pieces) > 4:
+            graph = _graph(doc, reader, pieces[4:])
     except CodecError as exc:
         raise CorruptCheckpoint(f"{path}: its frontier does not read back ({exc})") from None
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise CorruptCheckpoint(f"{path}: its frontier is not JSON ({exc})") from None
     _check_frontier(path, stats, frontier, parent)
+    if graph is not None:
+        _check_graph(path, stats, graph)
     return Snapshot(
         stats=stats,
         truncated=header["truncated"],
@@ -340,7 +360,99 @@ def read(folder: str | os.PathLike[str], types: dict[str, type]) -> Snapshot:
         frontier=frontier,
         identity=header["identity"],
         origin=header["origin"],
+        graph=graph,
     )
+
+
+#: A checkpoint's state-graph arrays after the frontier: (GraphImage field, dtype).
+GRAPH_ARRAYS = [
+    ("offsets", np.int64),
+    ("targets", np.int64),
+    ("iids", np.int64),
+    ("ks", np.int64),
+    ("enabled_offsets", np.int64),
+    ("enabled", np.int64),
+    ("cut", np.uint8),
+    ("truth", np.uint8),
+]
+
+
+def _graph(doc: dict[str, Any], reader: Reader, raw: list[bytes]) -> GraphImage:
+    """The state graph's part of a checkpoint (its values decoded, not yet checked
+    against the table: :func:`_check_graph`)."""
+    meta = doc.get("graph")
+    if not isinstance(meta, dict):
+        raise CodecError("the graph's arrays come without its 'graph' object")
+    init, atoms, instances = meta.get("init"), meta.get("atoms"), meta.get("instances")
+    if not (isinstance(init, list) and all(type(o) is int for o in init)):
+        raise CodecError("'graph.init' is not a list of ordinals")
+    if not (
+        isinstance(atoms, list)
+        and all(
+            isinstance(a, list)
+            and len(a) == 3
+            and isinstance(a[0], str)
+            and type(a[1]) is int
+            and a[2] in ("p", "q", "s")
+            for a in atoms
+        )
+    ):
+        raise CodecError("'graph.atoms' is not a list of [property, index, role]")
+    if not (
+        isinstance(instances, list) and all(isinstance(x, list) and len(x) == 2 for x in instances)
+    ):
+        raise CodecError("'graph.instances' is not a list of [action, parameters]")
+    decoded = []
+    for ai, params in instances:
+        value = reader.value(params)
+        if type(ai) is not int or not isinstance(value, tuple):
+            raise CodecError("an action instance is not [action number, parameter tuple]")
+        decoded.append((ai, value))
+    arrays: dict[str, np.ndarray] = {}
+    for (name, dtype), blob in zip(GRAPH_ARRAYS, raw, strict=True):
+        if len(blob) % np.dtype(dtype).itemsize:
+            raise CodecError(f"the graph's {name} array is not whole")
+        arrays[name] = np.frombuffer(blob, dtype=dtype)
+    return GraphImage(
+        init=list(init),
+        atom_keys=[(a[0], a[1], a[2]) for a in atoms],
+        instances=decoded,
+        **arrays,
+    )
+
+
+def _check_graph(path: Path, stats: Stats, g: GraphImage) -> None:
+    """The graph's arrays agree with each other and with the table: an offset list per
+    state, edges to recorded states, instances that exist, truths and cut flags of
+    0 or 1 for every state."""
+    n = stats.distinct
+
+    def bad(what: str) -> CorruptCheckpoint:
+        return CorruptCheckpoint(f"{path}: its state graph is damaged ({what})")
+
+    for name, off, items in (
+        ("successors", g.offsets, len(g.targets)),
+        ("enabled constraints", g.enabled_offsets, len(g.enabled)),
+    ):
+        if len(off) != n + 1 or off[0] != 0 or off[-1] != items or (np.diff(off) < 0).any():
+            raise bad(f"the {name} are not listed per state")
+    if not len(g.targets) == len(g.iids) == len(g.ks):
+        raise bad("edge arrays of different lengths")
+    if len(g.targets) and (g.targets.min() < 0 or g.targets.max() >= n):
+        raise bad("an edge leads to a state not recorded")
+    if len(g.iids) and (g.iids.min() < 0 or g.iids.max() >= len(g.instances)):
+        raise bad("an edge names an action instance not listed")
+    if len(g.ks) and g.ks.min() < 0:
+        raise bad("a negative successor index")
+    if len(g.enabled) and g.enabled.min() < 0:
+        raise bad("a negative fairness constraint")
+    if len(g.cut) != n or (g.cut > 1).any():
+        raise bad("the cut flags are not one 0/1 per state")
+    if len(g.truth) != n * len(g.atom_keys) or (g.truth > 1).any():
+        raise bad("the predicates' truths are not one 0/1 per state and predicate")
+    g.truth = g.truth.reshape(len(g.atom_keys), n)
+    if any(not 0 <= o < n for o in g.init) or len(set(g.init)) != len(g.init):
+        raise bad("an initial state is not a recorded state, or is listed twice")
 
 
 def _frontier(doc: dict[str, Any], reader: Reader) -> list[tuple[int, Any, int]]:
@@ -470,8 +582,12 @@ def _check_header(path: Path, header: Any) -> None:
         if not isinstance(header.get(key), kind):
             raise bad(f"'{key}' is not {'an object' if kind is dict else 'a boolean'}")
     lengths = header.get("lengths")
-    if not (isinstance(lengths, list) and len(lengths) == 4 and all(_count(x) for x in lengths)):
-        raise bad("'lengths' is not four byte counts")
+    if not (
+        isinstance(lengths, list)
+        and len(lengths) in (4, 4 + len(GRAPH_ARRAYS))
+        and all(_count(x) for x in lengths)
+    ):
+        raise bad("'lengths' is not four byte counts (twelve with a state graph)")
     if header.get("itemsizes") != ITEMSIZES:
         raise CorruptCheckpoint(
             f"{path}: written on a machine with other word sizes ('itemsizes' is not {ITEMSIZES})"

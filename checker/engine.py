@@ -136,9 +136,13 @@ class Backend(Protocol):
         chunk boundary only)."""
         ...
 
-    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any) -> None:
+    def graph_image(self) -> Any:
+        """The state graph recorded so far, for a snapshot (None: none recorded)."""
+        ...
+
+    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any, graph: Any = None) -> None:
         """Continue from a snapshot's frontier; ``fps`` are the stored states'
-        fingerprints by ordinal (the visited set)."""
+        fingerprints by ordinal (the visited set), ``graph`` its state graph."""
         ...
 
 
@@ -152,6 +156,10 @@ class _Graph(Protocol):
     def edges(
         self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int]], state: Any
     ) -> None: ...
+
+    def image(self) -> Any: ...
+
+    def restore(self, image: Any) -> None: ...
 
 
 class LocalBackend:
@@ -198,13 +206,33 @@ class LocalBackend:
         state = self.exp.state
         return [(o, state(h), d) for o, h, d in self.frontier]
 
-    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any) -> None:
-        """Continue from a checkpoint: the visited set from the stored fingerprints,
-        the frontier fingerprinted again and checked against them."""
+    def graph_image(self) -> Any:
+        """The state graph recorded so far (see :meth:`GraphRecorder.image`), if any."""
+        return self.graph.image() if self.graph is not None else None
+
+    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any, graph: Any = None) -> None:
+        """Continue from a checkpoint: the visited set from the stored fingerprints
+        (with a state graph, fingerprint -> ordinal, and the graph itself), the
+        frontier fingerprinted again and checked against them."""
         if self.graph is not None:
-            raise ConfigError("a checkpoint cannot restore a recorded state graph")
-        assert self.store is not None
-        self.store.load(np.frombuffer(fps, dtype=np.uint64))
+            if graph is None:
+                raise ConfigError(
+                    "the checkpoint holds no state graph: it was written by a run "
+                    "without temporal properties"
+                )
+            self.graph.restore(graph)
+            assert self.index is not None
+            self.index.update(
+                zip(np.frombuffer(fps, dtype=np.uint64).tolist(), range(len(fps)), strict=True)
+            )
+        else:
+            if graph is not None:
+                raise ConfigError(
+                    "the checkpoint holds a state graph: it was written by a run with "
+                    "temporal properties"
+                )
+            assert self.store is not None
+            self.store.load(np.frombuffer(fps, dtype=np.uint64))
         self.count = len(fps)
         if not self.dfs:
             # Breadth-first, the queue is every stored state not yet expanded: the
@@ -688,6 +716,7 @@ class Exploration:
                 parent=self.table.parent,
                 choice=self.table.choice,
                 frontier=self.backend.snapshot(),
+                graph=self.backend.graph_image(),
             )
             self.saved = self.checkpointer(snap)
 
@@ -711,7 +740,7 @@ class Exploration:
             action_distinct=list(snap.stats.action_distinct),
         )
         self.truncated = snap.truncated
-        self.backend.restore(snap.frontier, snap.fps)
+        self.backend.restore(snap.frontier, snap.fps, snap.graph)
 
     def _stop(self, verdict: Verdict, reason: str | None) -> Outcome:
         return Outcome(verdict, self.stats, self.table, reason=reason)

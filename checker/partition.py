@@ -570,6 +570,10 @@ class LevelBackend:
         refuses --checkpoint with --workers and --cluster)."""
         raise ConfigError("--checkpoint works with one process")
 
-    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any) -> None:
+    def graph_image(self) -> Any:
+        """Not supported (see :meth:`snapshot`)."""
+        raise ConfigError("--checkpoint works with one process")
+
+    def restore(self, frontier: list[tuple[int, Any, int]], fps: Any, graph: Any = None) -> None:
         """Not supported (see :meth:`snapshot`)."""
         raise ConfigError("--checkpoint works with one process")

@@ -87,6 +87,14 @@ def _run(model: Model, options: Options | None) -> Result:
     # checked without a reduction anyway (no symmetry, or no invariant to check with
     # it), one exploration records the graph and checks the invariants together.
     graph_now = liveness and (not symmetric or not model.invariant_names)
+    if liveness and symmetric and opts.checkpoint is not None and not graph_now:
+        # One exploration is what a checkpoint continues: the invariants are checked
+        # in the unreduced one that records the graph.
+        graph_now = True
+        warnings.append(
+            "with --checkpoint, the invariants are checked in the liveness graph's "
+            "exploration, without symmetry reduction"
+        )
     if graph_now:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
@@ -171,11 +179,6 @@ def _checkpointing(
     if opts.checkpoint is None:
         return None, None
     folder = Path(opts.checkpoint)
-    if liveness:
-        raise ConfigError(
-            "--checkpoint covers invariant checking: temporal properties need the state "
-            "graph of one whole run; select invariants with --property"
-        )
     identity = checkpoint.identity_of(model, symmetric, opts.strategy, deadlock, opts)
     # The record types a frontier may hold: the loaded spec's (never the file's say).
     types = checkpoint.state_types(model)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from checker.errors import EvaluationError
+from checker.errors import ConfigError, EvaluationError
 from checker.model import Model
 
 #: A temporal property's state predicate, keyed (property, parameter index, role).
@@ -192,6 +193,29 @@ class StateGraph:
         return sum(len(s) for s in self.succ)
 
 
+@dataclass
+class GraphImage:
+    """A recorded state graph as arrays, for a checkpoint (see :mod:`checker.checkpoint`).
+
+    Successors are CSR: state v's edges are ``targets/iids/ks[offsets[v]:offsets[v+1]]``
+    (ordinal, action instance, successor index); likewise the fairness constraints
+    enabled in v.  Instances are listed by number as (action, parameters); their
+    fairness constraints are not stored but worked out again from the spec on resume,
+    in the same order, so they get the same numbers."""
+
+    init: list[int]
+    offsets: np.ndarray  #: int64, states + 1
+    targets: np.ndarray  #: int64
+    iids: np.ndarray  #: int64
+    ks: np.ndarray  #: int64
+    enabled_offsets: np.ndarray  #: int64, states + 1
+    enabled: np.ndarray  #: int64 constraint ids
+    cut: np.ndarray  #: uint8 per state
+    truth: np.ndarray  #: uint8, one row per atom key
+    atom_keys: list[tuple[str, int, str]]
+    instances: list[tuple[int, tuple[Any, ...]]]
+
+
 class GraphRecorder:
     """Builds a :class:`StateGraph` from the core's node and edge reports."""
 
@@ -246,6 +270,68 @@ class GraphRecorder:
         g.succ_index[ordinal] = index
         g.enabled[ordinal] = frozenset(enabled)
         g.cut[ordinal] = cut
+
+    def image(self) -> GraphImage:
+        """The graph recorded so far as arrays (for a checkpoint)."""
+        g = self.graph
+
+        def csr(rows: list[Any]) -> np.ndarray:
+            return np.cumsum(np.array([0] + [len(r) for r in rows], dtype=np.int64))
+
+        flat = [e for row in g.succ for e in row]
+        keys = self.atom_keys
+        return GraphImage(
+            init=list(g.init),
+            offsets=csr(g.succ),
+            targets=np.array([w for w, _ in flat], dtype=np.int64),
+            iids=np.array([i for _, i in flat], dtype=np.int64),
+            ks=np.array([k for row in g.succ_index for k in row], dtype=np.int64),
+            enabled_offsets=csr(g.enabled),
+            enabled=np.array([c for en in g.enabled for c in sorted(en)], dtype=np.int64),
+            cut=np.array(g.cut, dtype=np.uint8),
+            truth=np.array([np.frombuffer(g.truth[k], dtype=np.uint8) for k in keys]).reshape(
+                len(keys), g.size
+            ),
+            atom_keys=keys,
+            instances=list(g.instances),
+        )
+
+    def restore(self, image: GraphImage) -> None:
+        """Continue from an image (a checkpoint's graph, its arrays already checked
+        against each other): the instances are numbered again through the spec, so an
+        instance or a constraint the spec does not have is refused."""
+        if self.graph.size:
+            raise ConfigError("a state graph can only be restored into an empty recorder")
+        if image.atom_keys != self.atom_keys:
+            raise ConfigError("the checkpoint's graph was recorded for other temporal properties")
+        nactions = len(self.model.action_names)
+        for n, (ai, params) in enumerate(image.instances):
+            if not (type(ai) is int and 0 <= ai < nactions and isinstance(params, tuple)):
+                raise ConfigError("the checkpoint's graph names an action the spec does not have")
+            if self.instance(ai, params) != n:
+                raise ConfigError("the checkpoint's graph lists an action instance twice")
+        g = self.graph
+        if len(image.enabled) and int(image.enabled.max()) >= len(g.fair):
+            raise ConfigError("the checkpoint's graph names a fairness constraint the spec lacks")
+        g.init = list(image.init)
+        t, i, k = image.targets.tolist(), image.iids.tolist(), image.ks.tolist()
+        pairs = list(zip(t, i, strict=True))
+        off = image.offsets.tolist()
+        g.succ = [pairs[a:b] for a, b in pairwise(off)]
+        g.succ_index = [k[a:b] for a, b in pairwise(off)]
+        en = image.enabled.tolist()
+        eoff = image.enabled_offsets.tolist()
+        shared: dict[tuple[int, ...], frozenset[int]] = {}
+        g.enabled = []
+        for a, b in pairwise(eoff):
+            key = tuple(en[a:b])
+            fs = shared.get(key)
+            if fs is None:
+                fs = shared[key] = frozenset(key)
+            g.enabled.append(fs)
+        g.cut = [bool(c) for c in image.cut.tolist()]
+        for row, key in zip(image.truth, self.atom_keys, strict=True):
+            g.truth[key] = bytearray(row.tobytes())
 
     @property
     def atom_keys(self) -> list[tuple[str, int, str]]:
