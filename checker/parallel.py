@@ -174,6 +174,10 @@ def _serve(
             link.send(("graph", part.graph_part()))
             continue
         assert op == "level", op
+        if part.log is not None:
+            # The previous level's edges (their targets all numbered by now): the
+            # coordinator adds them to the graph while this level is expanded.
+            link.send(("edges", part.graph_part()))
         generated, act_gen, outgoing = part.expand(cmd[1])
         for o in range(n):
             inboxes[o].put(("submit", (w, outgoing[o])))
@@ -334,6 +338,8 @@ class WorkerBackend(LevelBackend):
         """One breadth-first level across the workers."""
         n = self.n
         self._send_all(("level", self.limited()))
+        if self.graph:
+            self.add_graph_parts([self._recv(w)[1] for w in range(n)])
         expanded = [self._recv(w) for w in range(n)]
         generated = sum(e[1] for e in expanded)
         act_gen = [sum(col) for col in zip(*(e[2] for e in expanded), strict=True)]

@@ -32,6 +32,7 @@ from checker.model import Model
 from checker.options import Options
 from checker.stategraph import (
     EdgeLog,
+    FingerprintIndex,
     GraphPart,
     GraphRecorder,
     assemble,
@@ -472,8 +473,8 @@ class LevelBackend:
         #: truths, put together here when the exploration ends (:meth:`finish`).
         self.recorder = recorder
         self.graph = recorder is not None
-        #: The stored states' fingerprints, a level at a time, in ordinal order.
-        self.fp_levels: list[np.ndarray] = []
+        #: The stored states' fingerprints -> ordinals (with a state graph only).
+        self.index = FingerprintIndex()
         settings = settings or ExpansionSettings()
         self.exp = make_expansion(model, renamings, deadlock, settings)
         # The workers' expansions: the same layout as this one's (its pilot's).
@@ -514,7 +515,8 @@ class LevelBackend:
         new, event = self.exp.initial(seen.__contains__, store)
         total = len(self.model.initial_states())
         self.count = len(new)
-        self.fp_levels = [np.array([fp for fp, _, _ in owned], dtype=np.uint64)]
+        if self.graph:
+            self.index.add(np.array([fp for fp, _, _ in owned], dtype=np.uint64))
         self.frontier_size = len(new) if event is None else 0
         if event is None and new:
             self._launch()
@@ -537,7 +539,7 @@ class LevelBackend:
         new, event, truncated = commit_level(checked, balance, number, self.count)
         self.count += len(new)
         if self.graph:
-            self.fp_levels.append(new.fp)
+            self.index.add(new.fp)
         self.frontier_size = len(new)
         if new:
             self.depth += 1
@@ -550,16 +552,21 @@ class LevelBackend:
         )
 
     def _graph_parts(self) -> list[GraphPart]:
-        """Every partition's share of the state graph."""
+        """Every partition's share of the state graph not fetched yet."""
         raise NotImplementedError
 
+    def add_graph_parts(self, parts: list[GraphPart]) -> None:
+        """Add partitions' shares of the state graph (see
+        :func:`checker.stategraph.assemble`)."""
+        assert self.recorder is not None
+        assemble(self.recorder, parts, self.index)
+
     def finish(self) -> None:
-        """The exploration is over: with a state graph, put the partitions' shares
-        together (see :func:`checker.stategraph.assemble`)."""
+        """The exploration is over: with a state graph, add what the partitions hold
+        of it still."""
         if self.recorder is None or not self.n:
             return
-        fps = np.concatenate(self.fp_levels)
-        assemble(self.recorder, self._graph_parts(), fps)
+        self.add_graph_parts(self._graph_parts())
 
     def limited(self) -> bool:
         """Whether this level's successors lie beyond --max-depth."""

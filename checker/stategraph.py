@@ -131,7 +131,8 @@ class EdgeLog:
         self.source, self.target, self.cut, self.instance, self.index = [], [], [], [], []
 
     def part(self) -> GraphPart:
-        """Everything logged, as arrays."""
+        """Everything logged since the last call, as arrays (handed over: the log
+        keeps only its instance numbering)."""
         self.flush()
         cols = self.columns or [
             (
@@ -142,7 +143,7 @@ class EdgeLog:
                 np.empty(0, dtype=np.int32),
             )
         ]
-        return GraphPart(
+        part = GraphPart(
             np.concatenate([c[0] for c in cols]),
             np.concatenate([c[1] for c in cols]),
             np.concatenate([c[2] for c in cols]),
@@ -154,6 +155,34 @@ class EdgeLog:
             if self.truth
             else np.empty((0, self.natoms), dtype=np.uint8),
         )
+        self.columns, self.stored, self.truth = [], [], []
+        return part
+
+
+class FingerprintIndex:
+    """Stored states' fingerprints -> ordinals, grown a level at a time (a sorted
+    array and the ordinals in that order: a merge per level, no sort of the whole)."""
+
+    def __init__(self) -> None:
+        self.fps = np.empty(0, dtype=np.uint64)
+        self.ordinals = np.empty(0, dtype=np.int64)
+        self.count = 0
+
+    def add(self, fps: np.ndarray) -> None:
+        """The next ``len(fps)`` ordinals' fingerprints, in ordinal order."""
+        order = np.argsort(fps, kind="stable")
+        new = fps[order]
+        at = np.searchsorted(self.fps, new)
+        self.fps = np.insert(self.fps, at, new)
+        self.ordinals = np.insert(self.ordinals, at, order.astype(np.int64) + self.count)
+        self.count += len(fps)
+
+    def find(self, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ordinal, found) per fingerprint (ordinal meaningless where not found)."""
+        if not self.count:
+            return np.zeros(len(fps), dtype=np.int64), np.zeros(len(fps), dtype=bool)
+        pos = np.minimum(np.searchsorted(self.fps, fps), self.count - 1)
+        return self.ordinals[pos], self.fps[pos] == fps
 
 
 @dataclass
@@ -360,9 +389,10 @@ class GraphRecorder:
         return iid
 
 
-def assemble(recorder: GraphRecorder, parts: list[GraphPart], fps: np.ndarray) -> None:
-    """Complete ``recorder``'s graph from the partitions' parts of a distributed
-    exploration; ``fps`` are the stored states' fingerprints by ordinal.
+def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: FingerprintIndex) -> None:
+    """Add the partitions' parts of a distributed exploration to ``recorder``'s graph;
+    ``known`` indexes every state stored so far (each part's edge targets among them).
+    Parts may come a level at a time (in level order) or all at once at the end.
 
     States already recorded (the initial ones, seen by :meth:`GraphRecorder.node` in
     the coordinator) keep their truths.  Edges are taken in the order one process
@@ -374,7 +404,7 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], fps: np.ndarray) -
     successor list), so the coordinator's share stays small beside the workers'.
     """
     g = recorder.graph
-    n = len(fps)
+    n = known.count
     have = len(g.succ)
     more = n - have
     g.succ.extend([] for _ in range(more))
@@ -407,11 +437,8 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], fps: np.ndarray) -
     index = np.concatenate([p.index for p in parts])
     order = np.lexsort((index, source))
     source, target, cut, inst, index = (a[order] for a in (source, target, cut, inst, index))
-    by_fp = np.argsort(fps, kind="stable")
-    sorted_fps = fps[by_fp]
-    pos = np.minimum(np.searchsorted(sorted_fps, target), max(n - 1, 0))
-    found = (sorted_fps[pos] == target) if n else np.zeros(len(target), dtype=bool)
-    to = np.where(cut, -1, by_fp[pos])
+    ordinal, found = known.find(target)
+    to = np.where(cut, -1, ordinal)
     # A target no partition stored lies beyond --max-depth: one process records no
     # edge to it (nor does the step enable anything).
     keep = cut | found
@@ -431,6 +458,8 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], fps: np.ndarray) -
     for v in np.unique(source[moving & (to < 0)]).tolist():
         g.cut[v] = True
     src_t = source[taken]
+    if not len(src_t):
+        return
     pairs = list(zip(to[taken].tolist(), iid[taken].tolist(), strict=True))
     ks = index[taken].tolist()
     starts = np.flatnonzero(np.r_[True, src_t[1:] != src_t[:-1]])

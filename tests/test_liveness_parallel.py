@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker import check_spec
 from checker.cli import build_spec
 from checker.model import CompiledSpec
 from checker.options import Options
 from checker.run import _explore
-from checker.stategraph import StateGraph
+from checker.stategraph import FingerprintIndex, StateGraph
 
 #: (spec, variant, constants, whether its temporal properties alone fail with a
 #: lasso): small enough for the default suite; between them, edges cut by a
@@ -90,3 +93,22 @@ def test_a_liveness_run_with_workers_equals_one_process(case: Any, temporal_only
     assert two.trace is not None
     assert one.trace.loop == two.trace.loop
     assert [s.state for s in one.trace.steps] == [s.state for s in two.trace.steps]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**64 - 1), max_size=20), max_size=6), st.data())
+def test_the_fingerprint_index_answers_as_a_dict(levels: list[list[int]], data: Any) -> None:
+    """The coordinator's fingerprint -> ordinal index, grown a level at a time."""
+    index = FingerprintIndex()
+    plain: dict[int, int] = {}
+    for level in levels:
+        fresh = [fp for fp in dict.fromkeys(level) if fp not in plain]
+        for fp in fresh:
+            plain[fp] = len(plain)
+        index.add(np.array(fresh, dtype=np.uint64))
+    probes = [*plain, *data.draw(st.lists(st.integers(0, 2**64 - 1), max_size=10))]
+    ordinal, found = index.find(np.array(probes, dtype=np.uint64))
+    for fp, o, f in zip(probes, ordinal.tolist(), found.tolist(), strict=True):
+        assert f == (fp in plain)
+        if f:
+            assert o == plain[fp]
