@@ -114,3 +114,33 @@ def test_a_run_past_several_trials_counts_the_same(
     ]
     assert figures[0] == figures[1]
     assert got.stats.distinct == 22456 and got.stats.distinct > 4 * FIRST_TRIAL
+
+
+class Blip(Stand):
+    """The fast stand-in, dear for one stretch only (a collection, a stretch spent
+    waiting for the CPU) that falls on the first trial's measured window."""
+
+    def __init__(self, clock: Clock, cost: float, dear: range) -> None:
+        super().__init__(clock, cost, False)
+        self.dear = dear
+
+    def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Any], None]:
+        out = super().expand(ordinal, handle)
+        if self.expanded in self.dear:
+            self.clock.now += 40 * self.cost
+        return out
+
+
+def test_a_switch_on_a_blip_is_undone_soon() -> None:
+    """One misleading window made the plain expansion take over; a trial soon after
+    the switch (not SPACING times the states run later) brings the fast one back."""
+    clock = Clock()
+    fast = Blip(clock, 0.2, range(FIRST_TRIAL - 700, FIRST_TRIAL))
+    plain = Stand(clock, 1.0, True)
+    exp = MeasuredExpansion(fast, plain, "measured", clock)
+    queue: deque[Any] = deque([exp.handle_of((1,))])
+    for _ in range(4 * FIRST_TRIAL):
+        _, cands, _ = exp.expand(0, queue.popleft())
+        queue += [c[3] for c in cands]
+    assert exp.switches == 2 and exp.current is exp.fast
+    assert exp.plain.expanded < 1.5 * FIRST_TRIAL  # (the run is 4 x FIRST_TRIAL)
