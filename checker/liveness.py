@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from checker.model import TemporalProperty
@@ -48,7 +48,7 @@ EXACT_CYCLE_BUDGET = 2_000_000
 
 
 def strongly_connected(
-    nodes: Iterable[int], succ: list[list[tuple[int, int]]], allowed: set[int]
+    nodes: Iterable[int], succ: Sequence[list[tuple[int, int]]], allowed: set[int]
 ) -> list[list[int]]:
     """SCCs of the subgraph induced by ``allowed`` (iterative Tarjan)."""
     index: dict[int, int] = {}
@@ -60,14 +60,14 @@ def strongly_connected(
     for root in nodes:
         if root in index or root not in allowed:
             continue
-        work: list[tuple[int, int]] = [(root, 0)]
+        # A frame keeps its state's edges: a graph's rows may be built when read.
+        work: list[tuple[int, int, list[tuple[int, int]]]] = [(root, 0, succ[root])]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
         on_stack.add(root)
         while work:
-            v, pos = work[-1]
-            edges = succ[v]
+            v, pos, edges = work[-1]
             advanced = False
             while pos < len(edges):
                 w = edges[pos][0]
@@ -75,12 +75,12 @@ def strongly_connected(
                 if w not in allowed:
                     continue
                 if w not in index:
-                    work[-1] = (v, pos)
+                    work[-1] = (v, pos, edges)
                     index[w] = low[w] = counter
                     counter += 1
                     stack.append(w)
                     on_stack.add(w)
-                    work.append((w, 0))
+                    work.append((w, 0, succ[w]))
                     advanced = True
                     break
                 if w in on_stack and index[w] < low[v]:
@@ -163,7 +163,7 @@ def _bfs_path(
 
 
 def _index(g: StateGraph, v: int, pos: int) -> int:
-    return g.succ_index[v][pos] if g.succ_index else pos
+    return g.successor_index(v, pos)
 
 
 def _unwind(parent: dict[int, tuple[int, int, int] | None], v: int) -> Path:

@@ -12,7 +12,8 @@ property's state predicates, evaluated once when the state is first met.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -185,12 +186,76 @@ class FingerprintIndex:
         return self.ordinals[pos], self.fps[pos] == fps
 
 
+class Adjacency(Sequence[list[tuple[int, int]]]):
+    """Each state's edges in flat arrays: (successor ordinal, action instance id) and
+    which successor of its state the edge is, 16 bytes an edge and 16 a state (a
+    Python list of tuples per state took about 100 bytes an edge).
+
+    Reads as a sequence of per-state lists of ``(successor, instance)`` pairs, built
+    when asked: the fair-cycle search reads the states it visits, not all of them.
+    Edges are written once per state, in any order of states (depth-first included).
+    """
+
+    __slots__ = ("dst", "end", "iid", "ks", "start")
+
+    def __init__(self) -> None:
+        self.start: array[int] = array("q")
+        self.end: array[int] = array("q")
+        self.dst: array[int] = array("q")
+        self.iid: array[int] = array("i")
+        self.ks: array[int] = array("i")
+
+    def add_states(self, n: int) -> None:
+        """``n`` more states, without edges yet."""
+        self.start.frombytes(bytes(8 * n))
+        self.end.frombytes(bytes(8 * n))
+
+    def set(self, v: int, targets: Iterable[int], iids: Iterable[int], ks: Iterable[int]) -> None:
+        """State ``v``'s edges (parallel sequences)."""
+        a = len(self.dst)
+        self.dst.extend(targets)
+        self.iid.extend(iids)
+        self.ks.extend(ks)
+        self.start[v] = a
+        self.end[v] = len(self.dst)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def __getitem__(self, v: int) -> list[tuple[int, int]]:  # type: ignore[override]
+        a, b = self.start[v], self.end[v]
+        return list(zip(self.dst[a:b], self.iid[a:b], strict=True))
+
+    def __iter__(self) -> Iterator[list[tuple[int, int]]]:
+        for v in range(len(self.start)):
+            yield self[v]
+
+    def row_index(self, v: int) -> list[int]:
+        """Which successor of ``v`` each of its edges is."""
+        return self.ks[self.start[v] : self.end[v]].tolist()
+
+    def successor_index(self, v: int, pos: int) -> int:
+        """Which successor of ``v`` its ``pos``-th edge is."""
+        return self.ks[self.start[v] + pos]
+
+    @property
+    def edge_count(self) -> int:
+        """Edges recorded."""
+        return len(self.dst)
+
+    def rows(self) -> list[list[tuple[int, int]]]:
+        """Every state's edges as lists (a comparison in tests, a small export)."""
+        return list(self)
+
+
 @dataclass
 class StateGraph:
     """The reachable state graph with the data fairness and temporal checks need."""
 
     init: list[int]
-    succ: list[list[tuple[int, int]]]  #: per state: (successor, action instance id)
+    #: per state: (successor, action instance id) pairs; the recorder keeps an
+    #: :class:`Adjacency`, tests may give lists
+    succ: Adjacency | list[list[tuple[int, int]]]
     enabled: list[frozenset[int]]  #: per state: fairness constraints enabled there
     cut: list[bool]  #: per state: some successor was outside the constraint
     instances: list[tuple[int, tuple[Any, ...]]]  #: instance id -> (action, params)
@@ -219,7 +284,21 @@ class StateGraph:
     @property
     def edges(self) -> int:
         """Number of (non-stuttering) transitions inside the constraint."""
+        if isinstance(self.succ, Adjacency):
+            return self.succ.edge_count
         return sum(len(s) for s in self.succ)
+
+    def successor_index(self, v: int, pos: int) -> int:
+        """Which successor of state ``v`` its ``pos``-th edge is."""
+        if isinstance(self.succ, Adjacency):
+            return self.succ.successor_index(v, pos)
+        return self.succ_index[v][pos] if self.succ_index else pos
+
+    def index_rows(self) -> list[list[int]]:
+        """Per state, which successor each edge is."""
+        if isinstance(self.succ, Adjacency):
+            return [self.succ.row_index(v) for v in range(self.size)]
+        return [list(r) for r in self.succ_index]
 
 
 @dataclass
@@ -251,7 +330,10 @@ class GraphRecorder:
     def __init__(self, model: Model, keep_states: bool = False) -> None:
         self.model = model
         self.keep_states = keep_states
-        self.graph = StateGraph([], [], [], [], [], {})
+        self._adj = Adjacency()
+        self.graph = StateGraph([], self._adj, [], [], [], {})
+        # Most states enable the same few sets of fairness constraints: one frozenset each.
+        self._shared: dict[frozenset[int], frozenset[int]] = {}
         self._ids: dict[tuple[int, tuple[Any, ...]], int] = {}
         self._constraints: dict[Any, int] = {}
         self._atoms = temporal_atoms(model)
@@ -262,8 +344,7 @@ class GraphRecorder:
         """A state stored for the first time (ordinals arrive in order)."""
         g = self.graph
         assert ordinal == len(g.succ)
-        g.succ.append([])
-        g.succ_index.append([])
+        self._adj.add_states(1)
         g.enabled.append(frozenset())
         g.cut.append(False)
         if self.keep_states:
@@ -281,7 +362,8 @@ class GraphRecorder:
         """All successors of an expanded state: (target or -1 if outside the
         constraint, action, parameters, successor index)."""
         g = self.graph
-        out: list[tuple[int, int]] = []
+        targets: list[int] = []
+        iids: list[int] = []
         index: list[int] = []
         enabled: set[int] = set()
         cut = False
@@ -293,11 +375,12 @@ class GraphRecorder:
             if target < 0:
                 cut = True
                 continue
-            out.append((target, iid))
+            targets.append(target)
+            iids.append(iid)
             index.append(k)
-        g.succ[ordinal] = out
-        g.succ_index[ordinal] = index
-        g.enabled[ordinal] = frozenset(enabled)
+        self._adj.set(ordinal, targets, iids, index)
+        en = frozenset(enabled)
+        g.enabled[ordinal] = self._shared.setdefault(en, en)
         g.cut[ordinal] = cut
 
     def image(self) -> GraphImage:
@@ -307,14 +390,21 @@ class GraphRecorder:
         def csr(rows: list[Any]) -> np.ndarray:
             return np.cumsum(np.array([0] + [len(r) for r in rows], dtype=np.int64))
 
-        flat = [e for row in g.succ for e in row]
+        adj = self._adj
+        start = np.frombuffer(adj.start, dtype=np.int64)
+        end = np.frombuffer(adj.end, dtype=np.int64)
+        counts = end - start
+        # Each state's run of edges, gathered in ordinal order (written in any order).
+        gather = np.repeat(start - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(
+            int(counts.sum())
+        )
         keys = self.atom_keys
         return GraphImage(
             init=list(g.init),
-            offsets=csr(g.succ),
-            targets=np.array([w for w, _ in flat], dtype=np.int64),
-            iids=np.array([i for _, i in flat], dtype=np.int64),
-            ks=np.array([k for row in g.succ_index for k in row], dtype=np.int64),
+            offsets=np.r_[0, np.cumsum(counts)].astype(np.int64),
+            targets=np.frombuffer(adj.dst, dtype=np.int64)[gather].copy(),
+            iids=np.frombuffer(adj.iid, dtype=np.int32)[gather].astype(np.int64),
+            ks=np.frombuffer(adj.ks, dtype=np.int32)[gather].astype(np.int64),
             enabled_offsets=csr(g.enabled),
             enabled=np.array([c for en in g.enabled for c in sorted(en)], dtype=np.int64),
             cut=np.array(g.cut, dtype=np.uint8),
@@ -343,11 +433,14 @@ class GraphRecorder:
         if len(image.enabled) and int(image.enabled.max()) >= len(g.fair):
             raise ConfigError("the checkpoint's graph names a fairness constraint the spec lacks")
         g.init = list(image.init)
-        t, i, k = image.targets.tolist(), image.iids.tolist(), image.ks.tolist()
-        pairs = list(zip(t, i, strict=True))
-        off = image.offsets.tolist()
-        g.succ = [pairs[a:b] for a, b in pairwise(off)]
-        g.succ_index = [k[a:b] for a, b in pairwise(off)]
+        adj = self._adj
+        n = len(image.offsets) - 1
+        adj.add_states(n)
+        adj.start = array("q", image.offsets[:-1].astype(np.int64).tobytes())
+        adj.end = array("q", image.offsets[1:].astype(np.int64).tobytes())
+        adj.dst = array("q", image.targets.astype(np.int64).tobytes())
+        adj.iid = array("i", image.iids.astype(np.int32).tobytes())
+        adj.ks = array("i", image.ks.astype(np.int32).tobytes())
         en = image.enabled.tolist()
         eoff = image.enabled_offsets.tolist()
         shared: dict[tuple[int, ...], frozenset[int]] = {}
@@ -407,8 +500,8 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
     n = known.count
     have = len(g.succ)
     more = n - have
-    g.succ.extend([] for _ in range(more))
-    g.succ_index.extend([] for _ in range(more))
+    adj = recorder._adj
+    adj.add_states(more)
     g.enabled.extend([frozenset()] * more)
     g.cut.extend([False] * more)
     keys = recorder.atom_keys
@@ -460,14 +553,17 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
     src_t = source[taken]
     if not len(src_t):
         return
-    pairs = list(zip(to[taken].tolist(), iid[taken].tolist(), strict=True))
-    ks = index[taken].tolist()
+    # Sources arrive in ordinal order: their runs are appended to the arrays whole.
+    base = len(adj.dst)
+    adj.dst.frombytes(to[taken].astype(np.int64).tobytes())
+    adj.iid.frombytes(iid[taken].astype(np.int32).tobytes())
+    adj.ks.frombytes(index[taken].astype(np.int32).tobytes())
     starts = np.flatnonzero(np.r_[True, src_t[1:] != src_t[:-1]])
-    bounds = [*starts.tolist(), len(pairs)]
-    succ, succ_index = g.succ, g.succ_index
-    for v, a, b in zip(src_t[starts].tolist(), bounds, bounds[1:], strict=False):
-        succ[v] = pairs[a:b]
-        succ_index[v] = ks[a:b]
+    ends = np.r_[starts[1:], len(src_t)]
+    first, last = np.frombuffer(adj.start, dtype=np.int64), np.frombuffer(adj.end, dtype=np.int64)
+    first[src_t[starts]] = base + starts
+    last[src_t[starts]] = base + ends
+    del first, last  # a live view would forbid growing the arrays later
 
 
 def _fill_enabled(g: StateGraph, source: np.ndarray, iid: np.ndarray) -> None:
