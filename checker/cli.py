@@ -548,6 +548,12 @@ def _origin_spec(spec: str) -> str:
     "lowest-numbered violating behaviour).",
 )
 @click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Walk behaviours as tasks on a dask.distributed cluster (a scheduler address, "
+    "or local:N for N local processes); the same answer as one process.",
+)
+@click.option(
     "--swarm",
     is_flag=True,
     help="Swarm simulation: each behaviour takes only a random subset of the actions, "
@@ -567,6 +573,7 @@ def simulate(
     deadlock: bool | None,
     no_shorten: bool,
     workers: int,
+    cluster: str | None,
     swarm: bool,
     trace_out: str | None,
     picture: str | None,
@@ -588,7 +595,9 @@ def simulate(
         shrink=not no_shorten,
         swarm=swarm,
         workers=workers,
+        cluster=cluster,
     )
+    opts.validate()
     _check_and_report(
         _console(no_color),
         spec,
@@ -596,7 +605,8 @@ def simulate(
         model,
         lambda progress: simulate_model(model, replace(opts, progress=progress.simulation)),
         f"simulate{' --swarm' if swarm else ''}, seed {seed}, depth {depth}"
-        + (f", {workers} workers" if workers > 1 else ""),
+        + (f", {workers} workers" if workers > 1 else "")
+        + (f", cluster {cluster}" if cluster else ""),
         trace_out,
         picture,
         as_json,

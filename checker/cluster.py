@@ -165,24 +165,7 @@ class ClusterBackend(LevelBackend):
             ) from None
 
     def _connect(self, distributed: Any) -> None:
-        try:
-            if self.local_workers is not None:
-                self.cluster = distributed.LocalCluster(
-                    n_workers=self.local_workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                )
-                self.client = distributed.Client(self.cluster)
-            else:
-                self.client = distributed.Client(self.where, timeout=CONNECT_TIMEOUT)
-        except OSError as exc:
-            raise ConfigError(f"cannot reach the dask cluster {self.where}: {exc}") from None
-        workers = sorted(self.client.scheduler_info()["workers"])
-        if not workers:
-            raise ConfigError(f"the dask cluster {self.where} has no workers")
+        self.client, self.cluster, workers = open_client(distributed, self.address)
         self.n = len(workers)
         futures = [
             self.client.submit(
@@ -278,6 +261,33 @@ class ClusterBackend(LevelBackend):
             if self.cluster is not None:
                 self.cluster.close()
         self.client = self.cluster = None
+
+
+def open_client(distributed: Any, address: str) -> tuple[Any, Any, list[str]]:
+    """A client of the cluster ``address`` (``local:N``: a LocalCluster of N
+    single-threaded processes on 127.0.0.1, started here): (client, the local cluster
+    or None, the workers' addresses, sorted)."""
+    where, local_workers = parse_cluster(address)
+    cluster = None
+    try:
+        if local_workers is not None:
+            cluster = distributed.LocalCluster(
+                n_workers=local_workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            client = distributed.Client(cluster)
+        else:
+            client = distributed.Client(where, timeout=CONNECT_TIMEOUT)
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the dask cluster {where}: {exc}") from None
+    workers = sorted(client.scheduler_info()["workers"])
+    if not workers:
+        raise ConfigError(f"the dask cluster {where} has no workers")
+    return client, cluster, workers
 
 
 def _quiet_dask() -> None:

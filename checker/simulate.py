@@ -66,6 +66,9 @@ class SimulationOptions:
     swarm: bool = False
     #: Processes walking behaviours (checker.simulate_workers); the same answer.
     workers: int = 1
+    #: A dask.distributed scheduler address or ``local:N``: behaviours as tasks on
+    #: that cluster (checker.simulate_cluster); the same answer.
+    cluster: str | None = None
     progress: Callable[[SimulationStats], None] | None = None
     progress_every: float = 0.5
 
@@ -77,6 +80,14 @@ class SimulationOptions:
             raise ConfigError("--traces must be at least 1")
         if self.workers < 1:
             raise ConfigError("--workers must be at least 1")
+        if self.cluster is not None:
+            from checker.options import parse_cluster
+
+            parse_cluster(self.cluster)
+            if self.workers > 1:
+                raise ConfigError(
+                    "--cluster walks behaviours on the cluster's workers: drop --workers"
+                )
         if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
 
@@ -208,6 +219,10 @@ def simulate(model: Model, options: SimulationOptions | None = None) -> Result:
     properties; the Result carries a :class:`SimulationStats` in ``simulation``."""
     opts = options or SimulationOptions()
     opts.validate()
+    if opts.cluster is not None:
+        from checker.simulate_cluster import simulate_cluster
+
+        return simulate_cluster(model, opts, opts.cluster)
     if opts.workers > 1:
         from checker.simulate_workers import simulate_workers
 

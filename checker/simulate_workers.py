@@ -77,7 +77,7 @@ def simulate_workers(model: Model, opts: SimulationOptions, workers: int) -> Res
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
-    return _conclude(model, opts, reports, int(best.value), reason, interrupted, t0)
+    return conclude(model, opts, reports, int(best.value), reason, interrupted, t0)
 
 
 def _collect(
@@ -120,6 +120,28 @@ def _collect(
     return reason
 
 
+#: One behaviour's figures: (number, states, generated, deepest, generated per
+#: action, taken per action).
+Row = tuple[int, int, int, int, list[int], list[int]]
+
+
+def walk(sim: _Simulator, b: int) -> tuple[Row, bool]:
+    """Walk behaviour ``b`` as one process does; (its figures, whether it violated)."""
+    st = sim.stats
+    before = (st.states, st.generated, list(st.action_generated), list(st.action_taken))
+    st.deepest = 0
+    found = sim.behaviour(b)
+    row = (
+        b,
+        st.states - before[0],
+        st.generated - before[1],
+        st.deepest,
+        [x - y for x, y in zip(st.action_generated, before[2], strict=True)],
+        [x - y for x, y in zip(st.action_taken, before[3], strict=True)],
+    )
+    return row, found is not None
+
+
 def _worker(
     w: int,
     n: int,
@@ -137,7 +159,7 @@ def _worker(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     sim = _Simulator(model, opts)
     sim.fresh = []
-    rows: list[tuple[int, int, int, int, list[int], list[int]]] = []
+    rows: list[Row] = []
     fps: list[int] = []
     firsts: list[int] = []
     failure: str | None = None
@@ -148,26 +170,14 @@ def _worker(
                 break
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            st = sim.stats
-            before = (st.states, st.generated, list(st.action_generated), list(st.action_taken))
-            st.deepest = 0
-            found = sim.behaviour(b)
-            rows.append(
-                (
-                    b,
-                    st.states - before[0],
-                    st.generated - before[1],
-                    st.deepest,
-                    [x - y for x, y in zip(st.action_generated, before[2], strict=True)],
-                    [x - y for x, y in zip(st.action_taken, before[3], strict=True)],
-                )
-            )
+            row, found = walk(sim, b)
+            rows.append(row)
             fps += sim.fresh
             firsts += [b] * len(sim.fresh)
             sim.fresh.clear()
             walked[2 * w] += 1
-            walked[2 * w + 1] = st.states
-            if found is not None:
+            walked[2 * w + 1] = sim.stats.states
+            if found:
                 with best.get_lock():
                     best.value = min(best.value, b)
                 break
@@ -179,7 +189,7 @@ def _worker(
     conn.close()
 
 
-def _conclude(
+def conclude(
     model: Model,
     opts: SimulationOptions,
     reports: dict[int, Any],

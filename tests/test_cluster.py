@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,43 @@ def test_cluster_refuses_what_cannot_work(args: list[str], message: str) -> None
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("variant", "traces"),
+    [("bug", None), ("fix", 100)],  # a violation found; a clean hunt of 100 behaviours
+)
+def test_simulate_on_a_cluster_equals_one_process(
+    cluster: Any, variant: str, traces: int | None
+) -> None:
+    """Issue 32: behaviours as dask tasks; the same violation and the same figures."""
+    from checker.simulate import SimulationOptions, simulate
+
+    model = _model("ratis_heartbeat_match_index", variant, MaxMsgs="1")
+    base = SimulationOptions(seed=3, depth=40, traces=traces, timeout=120)
+    alone = simulate(model, base)
+    spread = simulate(model, replace(base, cluster=cluster.scheduler_address))
+    assert (spread.verdict, spread.violated) == (alone.verdict, alone.violated)
+    assert alone.simulation is not None and spread.simulation is not None
+    a, s = alone.simulation, spread.simulation
+    assert (s.behaviours, s.states, s.generated, s.distinct, s.action_taken) == (
+        a.behaviours,
+        a.states,
+        a.generated,
+        a.distinct,
+        a.action_taken,
+    )
+    if variant == "bug":
+        assert alone.trace is not None and spread.trace is not None
+        assert spread.trace.states() == alone.trace.states()
+    else:
+        assert a.behaviours == 100
+
+
+def test_simulate_refuses_workers_with_a_cluster() -> None:
+    proc = subprocess.run(
+        [*MCHECK, "simulate", "raft", "--cluster", "local:2", "--workers", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "drop --workers" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
