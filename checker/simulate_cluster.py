@@ -29,7 +29,7 @@ from checker.errors import ConfigError
 from checker.model import Model
 from checker.result import Result
 from checker.simulate import SimulationOptions, SimulationStats, _Simulator
-from checker.simulate_workers import NONE, Row, conclude, walk
+from checker.simulate_workers import NONE, Row, Walks, conclude
 
 #: Behaviours per task: long enough to repay building the model on the worker.
 BATCH = 32
@@ -42,29 +42,24 @@ def walk_batch(
     first violation, ``--traces`` or the wall-clock ``deadline``); (rows, fingerprints
     first visited, the behaviour that visited each first, a failure, the violating
     behaviour or NONE)."""
-    rows: list[Row] = []
-    fps: list[int] = []
-    firsts: list[int] = []
     violating = NONE
+    walks: Walks | None = None
     try:
-        sim = _Simulator(model_of(recipe), opts)
-        sim.fresh = []
+        walks = Walks(_Simulator(model_of(recipe), opts))
         for b in range(first, first + count):
             if opts.traces is not None and b >= opts.traces:
                 break
             if deadline is not None and time.time() >= deadline:
                 break
-            row, found = walk(sim, b)
-            rows.append(row)
-            fps += sim.fresh
-            firsts += [b] * len(sim.fresh)
-            sim.fresh.clear()
-            if found:
+            if walks.walk(b):
                 violating = b
                 break
     except Exception as exc:  # a spec error is found by the coordinator's walk
-        return rows, _u64(fps), _i64(firsts), f"{type(exc).__name__}: {exc}", violating
-    return rows, _u64(fps), _i64(firsts), None, violating
+        failure = f"{type(exc).__name__}: {exc}"
+        if walks is None:
+            return [], _u64([]), _i64([]), failure, violating
+        return (*walks.report(failure), violating)
+    return (*walks.report(None), violating)
 
 
 def _u64(xs: list[int]) -> np.ndarray:

@@ -142,6 +142,34 @@ def walk(sim: _Simulator, b: int) -> tuple[Row, bool]:
     return row, found is not None
 
 
+class Walks:
+    """The behaviours one worker walks: each one's figures, and each fingerprint it
+    visited first with the behaviour that did (what :func:`conclude` merges)."""
+
+    def __init__(self, sim: _Simulator) -> None:
+        self.sim = sim
+        sim.fresh = []
+        self.rows: list[Row] = []
+        self.fps: list[int] = []
+        self.firsts: list[int] = []
+
+    def walk(self, b: int) -> bool:
+        """Walk behaviour ``b``; whether it violated."""
+        row, found = walk(self.sim, b)
+        fresh = self.sim.fresh
+        assert fresh is not None  # set in __init__
+        self.rows.append(row)
+        self.fps += fresh
+        self.firsts += [b] * len(fresh)
+        fresh.clear()
+        return found
+
+    def report(self, failure: str | None) -> tuple[list[Row], np.ndarray, np.ndarray, str | None]:
+        """(rows, fingerprints, first visitors, a failure) as :func:`conclude` takes them."""
+        fps = np.array(self.fps, dtype=np.uint64)
+        return self.rows, fps, np.array(self.firsts, dtype=np.int64), failure
+
+
 def _worker(
     w: int,
     n: int,
@@ -158,10 +186,7 @@ def _worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     sim = _Simulator(model, opts)
-    sim.fresh = []
-    rows: list[Row] = []
-    fps: list[int] = []
-    firsts: list[int] = []
+    walks = Walks(sim)
     failure: str | None = None
     b = w
     try:
@@ -170,11 +195,7 @@ def _worker(
                 break
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            row, found = walk(sim, b)
-            rows.append(row)
-            fps += sim.fresh
-            firsts += [b] * len(sim.fresh)
-            sim.fresh.clear()
+            found = walks.walk(b)
             walked[2 * w] += 1
             walked[2 * w + 1] = sim.stats.states
             if found:
@@ -185,7 +206,7 @@ def _worker(
     except BaseException as exc:  # a spec error is found by the coordinator's walk
         failure = f"worker {w} failed: {type(exc).__name__}: {exc}"
     with contextlib.suppress(Exception):
-        conn.send((rows, np.array(fps, dtype=np.uint64), np.array(firsts, dtype=np.int64), failure))
+        conn.send(walks.report(failure))
     conn.close()
 
 
