@@ -57,6 +57,9 @@ is 0): s1 counts its own term-2 entry at index 0 as committed, which s2's log do
 not hold.  Read against Ratis master (``ServerImplUtils.effectiveCommitIndex`` still
 uses ``LEAST_VALID_LOG_INDEX`` when the previous entry is null); argued from the code,
 not run against Ratis.  ``fix_and_commit_guard`` holds every safety invariant there.
+Written up, step by step against the Ratis source, with the trace's picture and a
+MiniRaftCluster test sketch:
+[docs/findings/ratis-empty-log-commit.md](../findings/ratis-empty-log-commit.md).
 """
 
 from __future__ import annotations
