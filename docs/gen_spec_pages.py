@@ -75,14 +75,6 @@ EXTRA = [
         "holds",
     ),
     GateCheck(
-        "bug, observed stale read",
-        "om_leader_ready_before_apply",
-        "bug",
-        {},
-        ["NoStaleRead"],
-        "violates NoStaleRead",
-    ),
-    GateCheck(
         "fix, one restart",
         "om_leader_ready_before_apply",
         "fix",

@@ -41,10 +41,19 @@ Initial state: o1 leads term 1 with only its startup entry, committed and applie
 everywhere; bounds ``MAX_TERM=2``, ``MAX_LOG=4`` (entries, startup entries included),
 no restarts.
 
-Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` violates
-NewLeaderReadyOnlyAfterPreviousTermApplied in 7 actions and ReadyLeaderServesAckedWrites
-in 10, a Read observes the stale answer in 11 and a key create is refused for an
-acknowledged bucket in 11; ``fix`` holds every property (also with one restart);
+The report's story (``bug``, NoStaleRead, 11 actions; the page's first row): o1 accepts
+the creation of bucket b1, replicates it to o2, commits and applies it, and executes it,
+so the client's write is acknowledged (actions 1-5); leadership is transferred to o2,
+which holds b1 in its log, not yet applied (6); o2 replicates its startup entry and
+commits both, and its Ratis apply passes b1 (only queued on the OM executor) and then
+the startup entry, so Ratis reports it leader-ready and OM answers LEADER_AND_READY
+(7-10); a default read of b1 at o2 misses the acknowledged bucket (11).
+
+Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` lets a Read observe the
+stale answer in 11 actions (the story above) and refuses a key create for an
+acknowledged bucket in 11; shorter, its bookkeeping invariants fail first:
+NewLeaderReadyOnlyAfterPreviousTermApplied in 7 actions (no write acknowledged yet) and
+ReadyLeaderServesAckedWrites in 10; ``fix`` holds every property (also with one restart);
 ``mutant_reads_only`` fails NoStaleWriteRejection and ``mutant_executed_index`` fails
 NewLeaderReadyOnlyAfterPreviousTermFlushed.
 """
