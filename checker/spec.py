@@ -341,7 +341,9 @@ class Spec:
     * ``lanes``: the constant whose members get a lane in timelines (model values,
       ints such as process numbers, strings, a range), or a function of the spec
       returning them; defaults to the first symmetric set.  ``owners`` maps variables
-      that are not keyed by lane members to the member they belong to.
+      that are not keyed by lane members to the member they belong to, and any
+      variable to ``"env"`` to draw it in the environment's lane (ghost variables
+      that only the properties read, kept out of the servers' lanes).
 
     Methods: ``init()`` returns the initial states; ``constraint(state)`` bounds
     exploration like TLC's CONSTRAINT (default: everything).
@@ -357,7 +359,8 @@ class Spec:
     #: symmetric set.
     lanes: ClassVar[str | Callable[[Any], Iterable[Any]] | None] = None
     #: Variables that belong to one lane member although they are not maps keyed by
-    #: it (a follower's scalars, say): variable name -> member name.
+    #: it (a follower's scalars, say): variable name -> member name; ``"env"`` puts a
+    #: variable (keyed by members or not) in the environment's lane.
     owners: ClassVar[Mapping[str, str]] = {}
     #: Whether a reachable state without successors is an error for this spec.  Specs
     #: that bound their environment (elections, restarts) by counters reach quiet

@@ -93,15 +93,18 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
             _message_cells(cells, ca, cb, actor, lanes)
             continue
         a, b = _as_lane_map(a, data.lanes), _as_lane_map(b, data.lanes)
+        owner = data.owners.get(var)
         if isinstance(a, Mapping) and isinstance(b, Mapping) and _keyed_by_lanes(a, b, lanes):
             for k in sorted(set(a) | set(b), key=lambda x: _name(x)):
                 x, y = a.get(k, _ABSENT), b.get(k, _ABSENT)
                 if x == y:
                     continue
-                for path, before, after in _diff(f"{var}", x, y, lanes):
-                    cells[_name(k)].append(_change(path, before, after))
+                # Owned by the environment (bookkeeping the properties read): drawn in
+                # its lane, keyed, so the servers' lanes show the mechanism.
+                lane, label = (ENV, f"{var}[{_name(k)}]") if owner == ENV else (_name(k), var)
+                for path, before, after in _diff(label, x, y, lanes):
+                    cells[lane].append(_change(path, before, after))
             continue
-        owner = data.owners.get(var)
         cells[owner if owner in lanes else ENV].append(_change(var, brief(a), brief(b)))
     return cells
 

@@ -112,6 +112,19 @@ class ScmNewLeaderDnServerStart(Spec):
         "mutant_never_start_leader",
     )
     symmetry = ("SCMS",)
+    # The ghost variables (what each start captured, for the properties) are drawn in
+    # the environment's lane: the servers' lanes keep the mechanism.
+    owners = dict.fromkeys(
+        (
+            "startPath",
+            "startApplied",
+            "startCommit",
+            "startWhileLeader",
+            "accessionCommit",
+            "startAccessionCommit",
+        ),
+        "env",
+    )
     fairness = dict.fromkeys(
         ("LearnLeader", "Replicate", "AdvanceCommit", "LearnCommit", "Apply"), "weak"
     )

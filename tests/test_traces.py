@@ -355,3 +355,21 @@ def test_piped_output_uses_a_wide_enough_width(raft_trace: Any) -> None:
     r = CliRunner().invoke(main, ["show", str(path), "--no-color"], env={"COLUMNS": None})
     widest = max(len(line) for line in r.stdout.splitlines())
     assert 80 < widest <= 120
+
+
+def test_variables_owned_by_env_are_drawn_in_its_lane(tmp_path: Path) -> None:
+    """HDDS-16454's ghost variables (what each start captured) go to the env lane, keyed
+    by server, in the run's timeline and in the saved trace's; the servers' lanes keep
+    the mechanism (issue 29: six bookkeeping fields crowded them)."""
+    from mcheck_shipped.specs.scm_new_leader_dn_server_start import ScmNewLeaderDnServerStart
+
+    model = CompiledSpec(ScmNewLeaderDnServerStart(variant="bug", INIT="fresh"))
+    result = check(model, Options())
+    assert result.trace is not None
+    path = tmp_path / "t.itf.json"
+    save_trace(result, model, path)
+    for data in (timeline_of_run(result, model), timeline_of_itf(read_itf(path))):
+        cells = {lane: [t.plain for t in ts] for lane, ts in step_changes(data, 1).items()}
+        assert any(c.startswith("startPath[s1] ") for c in cells["env"]), cells
+        assert any(c.startswith("dnServerStarted ") for c in cells["s1"]), cells
+        assert not any(c.startswith("start") for c in cells["s1"]), cells
