@@ -29,7 +29,10 @@ not caught up then starts through ``applyTransaction``'s call, still short-circu
 by ``isLeader()``; NoLeaderBranchStartBeforeApplied is blind to it,
 NoLeaderStartBeforeAccessionApplied is not) and ``mutant_never_start_leader`` (a
 leader never starts its datanode server: every safety invariant holds, the liveness
-property DNServerEventuallyStarts does not).
+property DNServerEventuallyStarts does not).  A third, ``mutant_unknown_commit_as_zero``
+(a follower that knows no leader reads the leader's commit index as 0, not -1, so it
+starts its datanode server at once), passes every property with reports off; with
+``DN_REPORTS=TRUE`` it drops a report as leader in 3 actions (issue 29's follower path).
 
 Initial states: ``INIT=post_restart`` (default: every server restarted with its log
 and commit index recovered up to ``INIT_LOG`` and nothing applied) or ``fresh`` (an
@@ -122,6 +125,7 @@ class ScmNewLeaderDnServerStart(Spec):
         "fix_recapture",
         "mutant_leader_branch_only",
         "mutant_never_start_leader",
+        "mutant_unknown_commit_as_zero",
     )
     symmetry = ("SCMS",)
     # The ghost variables (what each start captured, for the properties) are drawn in
@@ -193,7 +197,11 @@ class ScmNewLeaderDnServerStart(Spec):
         if s.isLeaderCtx[x]:
             return int(s.commit[x])
         k = s.knownLeader[x]
-        return int(s.commit[k]) if k is not None else -1
+        if k is not None:
+            return int(s.commit[k])
+        if self.variant == "mutant_unknown_commit_as_zero":
+            return 0  # a wrong patch: "no leader known" read as commit index 0
+        return -1
 
     def _try_start(self, s: DnStartState, x: ModelValue, path: str) -> DnStartState:
         if s.dnServerStarted[x]:
