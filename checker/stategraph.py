@@ -379,8 +379,7 @@ class GraphRecorder:
             iids.append(iid)
             index.append(k)
         self._adj.set(ordinal, targets, iids, index)
-        en = frozenset(enabled)
-        g.enabled[ordinal] = self._shared.setdefault(en, en)
+        g.enabled[ordinal] = self.shared_enabled(enabled)
         g.cut[ordinal] = cut
 
     def image(self) -> GraphImage:
@@ -434,8 +433,6 @@ class GraphRecorder:
             raise ConfigError("the checkpoint's graph names a fairness constraint the spec lacks")
         g.init = list(image.init)
         adj = self._adj
-        n = len(image.offsets) - 1
-        adj.add_states(n)
         adj.start = array("q", image.offsets[:-1].astype(np.int64).tobytes())
         adj.end = array("q", image.offsets[1:].astype(np.int64).tobytes())
         adj.dst = array("q", image.targets.astype(np.int64).tobytes())
@@ -443,17 +440,16 @@ class GraphRecorder:
         adj.ks = array("i", image.ks.astype(np.int32).tobytes())
         en = image.enabled.tolist()
         eoff = image.enabled_offsets.tolist()
-        shared: dict[tuple[int, ...], frozenset[int]] = {}
-        g.enabled = []
-        for a, b in pairwise(eoff):
-            key = tuple(en[a:b])
-            fs = shared.get(key)
-            if fs is None:
-                fs = shared[key] = frozenset(key)
-            g.enabled.append(fs)
+        g.enabled = [self.shared_enabled(en[a:b]) for a, b in pairwise(eoff)]
         g.cut = [bool(c) for c in image.cut.tolist()]
         for row, key in zip(image.truth, self.atom_keys, strict=True):
             g.truth[key] = bytearray(row.tobytes())
+
+    def shared_enabled(self, constraints: Iterable[int]) -> frozenset[int]:
+        """The one frozenset this graph keeps for a set of enabled constraints (most
+        states enable the same few sets)."""
+        fs = frozenset(constraints)
+        return self._shared.setdefault(fs, fs)
 
     @property
     def atom_keys(self) -> list[tuple[str, int, str]]:
@@ -547,7 +543,7 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
     # A stuttering step neither enables nor takes an action; a cut one enables only.
     moving = to != source
     taken = moving & (to >= 0)
-    _fill_enabled(g, source[moving], iid[moving])
+    _fill_enabled(recorder, source[moving], iid[moving])
     for v in np.unique(source[moving & (to < 0)]).tolist():
         g.cut[v] = True
     src_t = source[taken]
@@ -566,9 +562,10 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
     del first, last  # a live view would forbid growing the arrays later
 
 
-def _fill_enabled(g: StateGraph, source: np.ndarray, iid: np.ndarray) -> None:
+def _fill_enabled(recorder: GraphRecorder, source: np.ndarray, iid: np.ndarray) -> None:
     """Per state, the fairness constraints its (non-stuttering) steps meet, one shared
-    frozenset per distinct set."""
+    frozenset per distinct set (the recorder's, across every part added)."""
+    g = recorder.graph
     counts = np.array([len(m) for m in g.member], dtype=np.int64)
     if not counts.any():
         return
@@ -590,11 +587,6 @@ def _fill_enabled(g: StateGraph, source: np.ndarray, iid: np.ndarray) -> None:
     cs = (pair % width).tolist()
     starts = np.flatnonzero(np.r_[True, st[1:] != st[:-1]])
     bounds = [*starts.tolist(), len(cs)]
-    shared: dict[tuple[int, ...], frozenset[int]] = {}
-    enabled = g.enabled
+    enabled, shared = g.enabled, recorder.shared_enabled
     for v, a, b in zip(st[starts].tolist(), bounds, bounds[1:], strict=False):
-        key = tuple(cs[a:b])
-        fs = shared.get(key)
-        if fs is None:
-            fs = shared[key] = frozenset(key)
-        enabled[v] = fs
+        enabled[v] = shared(cs[a:b])
