@@ -17,6 +17,19 @@ request in flight at a time; the checkpoint download is one atomic step yielding
 leader's snapshot index ``SNAP_L``.  Variants: ``bug`` (the default snapshot index of
 "no snapshot" is 0) and ``fix`` (-1).
 
+The default has three readers in Ratis: the notification handler, ``getNextIndex()``
+(every INCONSISTENCY reply's nextIndex) and the append path's checks.  A patch to the
+first alone passes every check where F is new (``ELECTED=FALSE``, the report's setting:
+the leader starts F's nextIndex at 0 and notifies first).  ``ELECTED=TRUE`` is the other
+way an empty F meets a leader: F was a member when L won its election, so L starts F's
+nextIndex at its own log end (``LeaderStateImpl``: every follower at ``nextIndex =
+leader's next index``) and F's first answer is an INCONSISTENCY reply computed by
+``getNextIndex()``.  Two such wrong patches are kept as variants:
+``mutant_notify_only`` (the handler treats "no snapshot" as -1, ServerState still
+answers 0) and ``mutant_notify_compare`` (the handler's check becomes ``snapshotIndex >=
+firstAvailable``, the default stays 0).  Both pass at the defaults; with ``ELECTED=TRUE``
+F tells the leader to send from index 1 while it lacks entry 0 (NextIndexReportSound).
+
 Abstractions and soundness: no terms, elections or configuration entries (the
 bootstrapping peer's configuration change does not influence the install decision in
 this version); F's log is a prefix of L's (containment by index); the leader-side
@@ -26,7 +39,8 @@ bug); pipelining and the heartbeat after each notification only add retries.
 
 Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` violates
 NoFalseAlreadyInstalled in 2 actions and MatchIndexSound and FollowerNotStranded in 3,
-as the brief says; ``fix`` holds.
+as the brief says; ``fix`` holds.  ``ELECTED=TRUE``: ``bug`` and both mutants violate
+NextIndexReportSound in 2 actions; ``fix`` holds.
 """
 
 from __future__ import annotations
@@ -106,8 +120,8 @@ class EmptySnapshotState(NamedTuple):
 class RatisEmptySnapshotIndexDefault(Spec):
     """RATIS-1369: the snapshot index of "no snapshot" (0 in the bug, -1 fixed)."""
 
-    constants = {"Server": SERVERS, "LAST": 2, "START": 1, "SNAP_L": 2}
-    variants = ("bug", "fix")
+    constants = {"Server": SERVERS, "LAST": 2, "START": 1, "SNAP_L": 2, "ELECTED": False}
+    variants = ("bug", "fix", "mutant_notify_only", "mutant_notify_compare")
     lanes = "Server"
     # Weak fairness of every action (there are no environment actions).
     fairness = dict.fromkeys(
@@ -142,6 +156,7 @@ class RatisEmptySnapshotIndexDefault(Spec):
     LAST: int
     START: int
     SNAP_L: int
+    ELECTED: bool
 
     # How F's and L's Ratis log lines (mcheck validate --format ratis-log) map to the
     # model: receiving the notification is HandleNotify for L's first available index;
@@ -165,10 +180,11 @@ class RatisEmptySnapshotIndexDefault(Spec):
     )
 
     def init(self) -> list[EmptySnapshotState]:
-        """L has entries START..LAST; new follower F is empty (no snapshot)."""
+        """L has entries START..LAST; follower F is empty (no snapshot).  F is a new peer
+        (nextIndex 0), or with ELECTED a member when L was elected (nextIndex LAST + 1)."""
         return [
             EmptySnapshotState(
-                nextIndex=0,
+                nextIndex=self.LAST + 1 if self.ELECTED else 0,
                 matchIndex=-1,
                 fiSnapshotIndex=0,
                 fLogStart=0,
@@ -184,13 +200,29 @@ class RatisEmptySnapshotIndexDefault(Spec):
 
     # -- ServerState on F ---------------------------------------------------------
     def snap_idx(self, s: EmptySnapshotState) -> int:
-        """ServerState.getSnapshotIndex(): the default for "none" is the bug."""
-        none = 0 if self.variant == "bug" else -1
+        """ServerState.getSnapshotIndex(): the default for "none" is the bug (the
+        mutants leave it too)."""
+        none = -1 if self.variant == "fix" else 0
         return max(none, s.fInstalled)
+
+    def notify_index(self, s: EmptySnapshotState) -> int:
+        """The snapshot index the notification handler reads: getSnapshotIndex(), or
+        in ``mutant_notify_only`` its own "none is -1"."""
+        if self.variant == "mutant_notify_only":
+            return max(-1, s.fInstalled)
+        return self.snap_idx(s)
+
+    def already_installed(self, s: EmptySnapshotState, first: int) -> bool:
+        """The handler's test that F's snapshot covers the leader's first available
+        index (``mutant_notify_compare`` drops the + 1 instead of fixing the default)."""
+        idx = self.notify_index(s)
+        if self.variant == "mutant_notify_compare":
+            return idx >= first
+        return idx + 1 >= first
 
     def reported_snapshot_index(self, s: EmptySnapshotState) -> int:
         """What F logs as "StateMachine snapshotIndex is": its snapshot index."""
-        return self.snap_idx(s)
+        return self.notify_index(s)
 
     @staticmethod
     def install_reply(s: EmptySnapshotState) -> str | None:
@@ -278,8 +310,8 @@ class RatisEmptySnapshotIndexDefault(Spec):
         the snapshot index already reaches the leader's first available index."""
         net = s.net - {m}
         if s.installInProgress is None:
-            idx = self.snap_idx(s)
-            if idx + 1 >= m.first:
+            idx = self.notify_index(s)
+            if self.already_installed(s, m.first):
                 reply = InstallReply(F, L, ALREADY_INSTALLED, idx)
                 return s._replace(
                     net=net | {reply}, alreadyInstalledSent=s.alreadyInstalledSent | {idx}
@@ -348,6 +380,16 @@ class RatisEmptySnapshotIndexDefault(Spec):
     def NoFalseAlreadyInstalled(self, s: EmptySnapshotState) -> bool:
         """F never answers ALREADY_INSTALLED with a snapshot it does not hold."""
         return all(i <= self.covered(s) for i in s.alreadyInstalledSent)
+
+    @invariant
+    def NextIndexReportSound(self, s: EmptySnapshotState) -> bool:
+        """An INCONSISTENCY reply never asks the leader to send from beyond what F
+        holds: its nextIndex is at most Covered(F) + 1."""
+        return all(
+            m.next <= self.covered(s) + 1
+            for m in s.net
+            if isinstance(m, AppendReply) and m.result == INCONSISTENCY
+        )
 
     @invariant
     def MatchIndexSound(self, s: EmptySnapshotState) -> bool:

@@ -42,6 +42,21 @@ def test_ratis_1369_fix_holds(consts: dict[str, int], distinct: int) -> None:
     assert r.violated == "NoFalseAlreadyInstalled"
 
 
+@pytest.mark.parametrize("variant", ["bug", "mutant_notify_only", "mutant_notify_compare"])
+def test_ratis_1369_next_index_reader_catches_handler_only_patches(variant: str) -> None:
+    """Issue 29: a patch of the notification handler alone passes where F is new and is
+    caught where F meets a newly elected leader (getNextIndex() reads the default)."""
+    if variant != "bug":
+        r, _ = run(EMPTY, variant)
+        assert r.verdict is Verdict.OK and r.stats.distinct == 12
+    r, _ = run(EMPTY, variant, ELECTED=True)
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, "NextIndexReportSound")
+    assert r.trace is not None and r.trace.length == 2
+    assert r.trace.labels()[0] == "SendAppend"
+    r, _ = run(EMPTY, "fix", ELECTED=True)
+    assert r.verdict is Verdict.OK and r.stats.distinct == 15
+
+
 def test_ratis_1369_fix_blocks_the_false_answer(tmp_path: Path) -> None:
     r, model = run(EMPTY, "bug", invariants=["FollowerNotStranded"])
     assert replay_on(r, model, tmp_path, "bug").ok
