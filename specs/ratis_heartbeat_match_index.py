@@ -17,7 +17,9 @@ Model (the brief ``ratis_heartbeat_match_index``): raft.tla's variables and acti
 with Ratis index conventions (0-based, -1 = none) and Ratis reply handling; a startup
 entry appended by each new leader; messages a set with at most ``MaxMsgs`` in flight
 and one outstanding AppendEntries per leader-follower pair (``LogAppenderDefault`` is
-synchronous).  The heartbeat/entries choice (``hb``) stands for the heartbeat timer.
+synchronous).  The heartbeat/entries choice (``hb``) stands for the heartbeat timer:
+``hb=True`` sends a heartbeat, ``hb=False`` the entries from nextIndex and is not
+enabled when there are none.
 
 Initial states: ``Init=seeded`` (default, reachable from ``empty``): s1 leads term 1
 with ``log[s1] = <<1, 1, 1>>`` (startup entry committed, two client entries unsent),
@@ -45,6 +47,16 @@ and CommitImpliesQuorumReplication from ``empty`` (MaxTerm=3, MaxMsgs=1), where 
 mutant fails MatchIndexSound in 13.  StateMachineSafety also requires every commit
 index to lie within its server's log (raft.tla's form would not see a commit past
 the log).
+
+Liveness, as the report tells it (its steps 7-9; ``MaxMsgs=1 MaxClientRequests=1``):
+``bug`` violates RejectedFollowerEventuallyRepaired with a 22-action lasso: s2 wins
+term 2, its first heartbeat to the old leader s1 (tail ``<<1, 1, 1>>``) returns
+SUCCESS with s1's log end, so matchIndex[s1] becomes 2 and s2 commits on that belief;
+from then on each heartbeat with previous entry 2 is answered INCONSISTENCY(2), and
+the back-off, floored at matchIndex + 1 = 3, leaves nextIndex at 3 forever.  ``fix``
+holds it and FollowersEventuallyMatchLeader.  (The shortest lasso of
+FollowersEventuallyMatchLeader is the other branch: the leader's nextIndex lies past
+its own log, so only heartbeats go out and each one succeeds.)
 
 Finding, separate from RATIS-2605 (``Init=empty``, MaxTerm=3, MaxMsgs=1): ``bug`` and
 ``fix`` both violate StateMachineSafety in 16 actions.  s1 wins term 2 and appends
@@ -174,11 +186,12 @@ class RatisHeartbeatMatchIndex(Spec):
     }
     variants = ("bug", "fix", "fix_and_commit_guard", "mutant_fix_with_previous_only")
     symmetry = ("Server",)
-    # Strong fairness of sending entries (the MaxMsgs guard can disable it now and
-    # then), weak fairness of the handlers and of commit; heartbeats, timeouts, client
-    # requests, drops and restarts get none and are bounded.
+    # Strong fairness of the appender (the MaxMsgs guard can disable it now and then):
+    # it sends entries when it has some, and its heartbeat timer fires, which is the
+    # only thing that sends when it has none; weak fairness of the handlers and of
+    # commit; timeouts, client requests, drops and restarts get none and are bounded.
     fairness = {
-        "SendAppendEntries": ("strong", lambda i, j, hb: not hb),
+        "SendAppendEntries": "strong",
         **dict.fromkeys(
             (
                 "HandleAppendEntriesRequest",
@@ -370,7 +383,9 @@ class RatisHeartbeatMatchIndex(Spec):
             prev, prev_term = -1, 0  # LogAppender.getPrevious: none
         else:
             prev, prev_term = nxt - 1, lg[nxt - 1]
-        if hb or nxt >= len(lg):
+        if not hb and nxt >= len(lg):
+            return None  # nothing to send: only the heartbeat timer sends (hb=True)
+        if hb:
             m = AEReq(term, i, j, prev, prev_term, (), s.commitIndex[i], True)
         else:
             m = AEReq(term, i, j, prev, prev_term, lg[nxt:], s.commitIndex[i], False)
@@ -509,6 +524,24 @@ class RatisHeartbeatMatchIndex(Spec):
     def FollowersEventuallyMatchLeader(self, s: HbState, i: ModelValue, j: ModelValue) -> bool:
         """\\A i, j: [](state[i] = Leader => <>(state[i] /= Leader \\/ j's log agrees with
         i's whole log))."""
+        return s.state[i] != LEADER or agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
+
+    @leads_to(
+        lambda self, s, i, j: (
+            s.state[i] == LEADER
+            and any(
+                isinstance(m, AEResp)
+                and m.mresult == INCONSISTENCY
+                and (m.msource, m.mdest, m.mterm) == (j, i, s.currentTerm[i])
+                for m in s.messages
+            )
+        ),
+        over=("Server", "Server"),
+    )
+    def RejectedFollowerEventuallyRepaired(self, s: HbState, i: ModelValue, j: ModelValue) -> bool:
+        """The report's symptom (its steps 7-9): once follower j answers its leader i
+        INCONSISTENCY, eventually i is no longer leader or j holds i's whole log; the
+        back-off reaches the common prefix and the conflicting tail is truncated."""
         return s.state[i] != LEADER or agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
 
     @invariant

@@ -200,3 +200,33 @@ def test_ratis_2605_deep_fix_holds() -> None:
     r, _ = run(HB, "fix", invariants=["StateMachineSafety"], MaxTerm=3, MaxMsgs=1)
     assert r.verdict is Verdict.OK
     assert r.stats.distinct == 95483
+
+
+def test_ratis_2605_liveness_is_the_reports_inconsistency_loop() -> None:
+    """Issue 29: the lasso of RejectedFollowerEventuallyRepaired is the report's story:
+    in the loop the follower answers INCONSISTENCY and the leader's nextIndex for it
+    never moves (the back-off is floored at the polluted matchIndex + 1); the fix
+    closes it; a step labelled as entries never sends a heartbeat."""
+    consts = {"MaxMsgs": 1, "MaxClientRequests": 1}
+    props = ["RejectedFollowerEventuallyRepaired"]
+    r, _ = run(HB, "bug", invariants=props, **consts)
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, props[0])
+    trace = r.trace
+    assert trace is not None and trace.loop is not None and trace.length == 22
+    cycle = trace.steps[trace.loop + 1 :]
+    replies = [
+        m
+        for step in cycle
+        for m in step.state.messages
+        if type(m).__name__ == "AEResp" and m.mresult == "INCONSISTENCY"
+    ]
+    assert replies
+    j, i = replies[0].msource, replies[0].mdest
+    assert len({step.state.nextIndex[i][j] for step in trace.steps[trace.loop :]}) == 1
+    for step in trace.steps[1:]:
+        if step.action is not None and step.action.startswith("SendAppendEntries"):
+            sent = step.params[-1]
+            heartbeats = [m.mheartbeat for m in step.state.messages if type(m).__name__ == "AEReq"]
+            assert heartbeats == [sent]
+    fixed, _ = run(HB, "fix", invariants=props, **consts)
+    assert fixed.verdict is Verdict.OK and fixed.stats.distinct == 21973
