@@ -29,10 +29,13 @@ not caught up then starts through ``applyTransaction``'s call, still short-circu
 by ``isLeader()``; NoLeaderBranchStartBeforeApplied is blind to it,
 NoLeaderStartBeforeAccessionApplied is not) and ``mutant_never_start_leader`` (a
 leader never starts its datanode server: every safety invariant holds, the liveness
-property DNServerEventuallyStarts does not).  A third, ``mutant_unknown_commit_as_zero``
-(a follower that knows no leader reads the leader's commit index as 0, not -1, so it
-starts its datanode server at once), passes every property with reports off; with
-``DN_REPORTS=TRUE`` it drops a report as leader in 3 actions (issue 29's follower path).
+property DNServerEventuallyStarts does not).  Two more are wrong targets on the
+follower path: ``mutant_unknown_commit_as_zero`` (a node that knows no leader reads the
+leader's commit index as 0, not -1, so it starts its datanode server at once) and
+``mutant_own_commit_target`` (the node's own commit index taken as the target).  Every
+start-while-leader invariant passes them; StartHadRealTarget, which compares each start
+with what the node really knew when it captured its target (a ghost), fails both in 1
+and 2 actions; with ``DN_REPORTS=TRUE`` the first also drops a report as leader in 3.
 
 Initial states: ``INIT=post_restart`` (default: every server restarted with its log
 and commit index recovered up to ``INIT_LOG`` and nothing applied) or ``fresh`` (an
@@ -54,7 +57,8 @@ cluster with one restart, as the brief says; ``fix`` holds every invariant and
 DNServerEventuallyStarts at the defaults (``MAX_INDEX=2``, logs recovered to 2).
 The residual: ``fix`` violates NoLeaderStartBeforeAccessionApplied once a server can
 become leader with its log recovered short of the others' (``INIT_LOG=1``: 8 actions;
-``MAX_INDEX=3, INIT_LOG=2``: 9), and ``fix_recapture`` holds both.
+``MAX_INDEX=3, INIT_LOG=2``: 9; from a fresh cluster, ``INIT=fresh``: 13), and
+``fix_recapture`` holds both (``INIT_LOG=1``: 84,095 states, a gate row).
 
 The report's symptom (``DN_REPORTS=TRUE``, NoContainerReportDropped): ``bug`` lets the
 new leader drop a datanode report as CONTAINER_NOT_FOUND in 2 actions (a container
@@ -100,6 +104,7 @@ class DnStartState(NamedTuple):
     startWhileLeader: ServerMap
     accessionCommit: ServerMap
     startAccessionCommit: ServerMap
+    capturedLeaderCommit: ServerMap
     droppedReports: frozenset[tuple[ModelValue, int]]
     restarts: int
 
@@ -126,6 +131,7 @@ class ScmNewLeaderDnServerStart(Spec):
         "mutant_leader_branch_only",
         "mutant_never_start_leader",
         "mutant_unknown_commit_as_zero",
+        "mutant_own_commit_target",
     )
     symmetry = ("SCMS",)
     # The ghost variables (what each start captured, for the properties) are drawn in
@@ -138,6 +144,7 @@ class ScmNewLeaderDnServerStart(Spec):
             "startWhileLeader",
             "accessionCommit",
             "startAccessionCommit",
+            "capturedLeaderCommit",
         ),
         "env",
     )
@@ -186,22 +193,37 @@ class ScmNewLeaderDnServerStart(Spec):
                 startWhileLeader=self._map(False),
                 accessionCommit=self._map(-1),
                 startAccessionCommit=self._map(-1),
+                capturedLeaderCommit=self._map(-1),
                 droppedReports=frozenset(),
                 restarts=0,
             )
         ]
 
     # -- SCMStateMachine.tryStartDNServerAndRefreshSafeMode ----------------------------
-    def _known_leader_commit(self, s: DnStartState, x: ModelValue) -> int:
-        """getLeaderCommitIndex: own commit as leader, the known leader's, else -1."""
+    @staticmethod
+    def _real_leader_commit(s: DnStartState, x: ModelValue) -> int:
+        """The commit index of the leader x knows (itself as leader), -1 if none: what
+        a correct capture reads (a ghost records it beside each capture)."""
         if s.isLeaderCtx[x]:
             return int(s.commit[x])
         k = s.knownLeader[x]
-        if k is not None:
-            return int(s.commit[k])
-        if self.variant == "mutant_unknown_commit_as_zero":
+        return int(s.commit[k]) if k is not None else -1
+
+    def _known_leader_commit(self, s: DnStartState, x: ModelValue) -> int:
+        """getLeaderCommitIndex: own commit as leader, the known leader's, else -1."""
+        if self.variant == "mutant_own_commit_target":
+            return int(s.commit[x])  # a wrong patch: the node's own commit index
+        real = self._real_leader_commit(s, x)
+        if real < 0 and self.variant == "mutant_unknown_commit_as_zero":
             return 0  # a wrong patch: "no leader known" read as commit index 0
-        return -1
+        return real
+
+    def _capture(self, s: DnStartState, x: ModelValue, target: int) -> DnStartState:
+        """Set leaderCommitIndexOnStart, and the ghost of what x really knew then."""
+        return s._replace(
+            leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, x, target),
+            capturedLeaderCommit=put(s.capturedLeaderCommit, x, self._real_leader_commit(s, x)),
+        )
 
     def _try_start(self, s: DnStartState, x: ModelValue, path: str) -> DnStartState:
         if s.dnServerStarted[x]:
@@ -218,12 +240,16 @@ class ScmNewLeaderDnServerStart(Spec):
             if target < 0:
                 target = self._known_leader_commit(s, x)
                 if target >= 0:
-                    s = s._replace(
-                        leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, x, target)
-                    )
+                    s = self._capture(s, x, target)
             gate = target >= 0 and s.applied[x] >= target
         if not gate:
             return s
+        if s.leaderCommitIndexOnStart[x] < 0:
+            # Started with no target captured (the isLeader() short-circuit): what it
+            # relied on is its own commit index as leader, now.
+            s = s._replace(
+                capturedLeaderCommit=put(s.capturedLeaderCommit, x, self._real_leader_commit(s, x))
+            )
         return s._replace(
             dnServerStarted=put(s.dnServerStarted, x, True),
             startPath=put(s.startPath, x, path),
@@ -254,7 +280,7 @@ class ScmNewLeaderDnServerStart(Spec):
             accessionCommit=put(s.accessionCommit, x, s.commit[x]),
         )
         if self.variant == "fix_recapture" and not s.dnServerStarted[x]:
-            s = s._replace(leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, x, s.commit[x]))
+            s = self._capture(s, x, s.commit[x])
         return self._try_start(s, x, LEADER_BRANCH)
 
     @action(over="SCMS")
@@ -266,9 +292,8 @@ class ScmNewLeaderDnServerStart(Spec):
             return None
         s = s._replace(knownLeader=put(s.knownLeader, f, lead))
         if not s.dnServerStarted[f]:
-            s = s._replace(
-                leaderCommitIndexOnStart=put(s.leaderCommitIndexOnStart, f, s.commit[lead])
-            )
+            own = self.variant == "mutant_own_commit_target"
+            s = self._capture(s, f, s.commit[f] if own else s.commit[lead])
         return self._try_start(s, f, FOLLOWER_BRANCH)
 
     @action(over="SCMS")
@@ -334,6 +359,7 @@ class ScmNewLeaderDnServerStart(Spec):
             startCommit=put(s.startCommit, x, -1),
             startWhileLeader=put(s.startWhileLeader, x, False),
             startAccessionCommit=put(s.startAccessionCommit, x, -1),
+            capturedLeaderCommit=put(s.capturedLeaderCommit, x, -1),
             restarts=s.restarts + 1,
         )
 
@@ -370,6 +396,19 @@ class ScmNewLeaderDnServerStart(Spec):
         leader (frozen at the start)."""
         return all(
             not s.startWhileLeader[x] or s.startApplied[x] >= s.startAccessionCommit[x]
+            for x in self.SCMS
+        )
+
+    @invariant
+    def StartHadRealTarget(self, s: DnStartState) -> bool:
+        """Every running datanode server started on a real catch-up target: when its
+        target was captured (or, with none captured, when it started) the node knew a
+        leader or was one, and it had applied that leader's commit index as of then.
+        Sees the follower path at start time, where the start-while-leader invariants
+        cannot."""
+        return all(
+            not s.dnServerStarted[x]
+            or (s.capturedLeaderCommit[x] >= 0 and s.startApplied[x] >= s.capturedLeaderCommit[x])
             for x in self.SCMS
         )
 

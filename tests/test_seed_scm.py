@@ -20,7 +20,11 @@ FIRST_ENTRY_COMMITTED = [
     "Replicate(s1, s2)",
     "AdvanceCommit(s1)",
 ]
-DN_SAFETY = ["NoLeaderBranchStartBeforeApplied", "NoLeaderStartBeforeAccessionApplied"]
+DN_SAFETY = [
+    "NoLeaderBranchStartBeforeApplied",
+    "NoLeaderStartBeforeAccessionApplied",
+    "StartHadRealTarget",
+]
 LARGER = {"MAX_ELECTIONS": 3, "MAX_PURGES": 2, "MAX_DL_FAILURES": 2}
 
 
@@ -186,6 +190,28 @@ def test_hdds_16454_residual_with_a_leader_recovered_short() -> None:
     ]
     r, _ = run(DN, "fix_recapture", invariants=DN_SAFETY, INIT_LOG=1)
     assert (r.verdict, r.stats.distinct) == (Verdict.OK, 84095)
+
+
+@pytest.mark.parametrize(
+    ("variant", "labels"),
+    [
+        ("mutant_unknown_commit_as_zero", ["Apply(s1)"]),
+        ("mutant_own_commit_target", ["Apply(s1)", "Apply(s1)"]),
+    ],
+)
+def test_hdds_16454_follower_path_wrong_targets_are_caught_at_the_start(
+    variant: str, labels: list[str]
+) -> None:
+    """Issue 29: a follower-side patch with a wrong catch-up target (nothing known read
+    as 0; the node's own commit index) passed the start-while-leader invariants; the
+    ghost of what the node knew at the capture catches both at the start."""
+    r, _ = run(DN, variant, invariants=DN_SAFETY[:2])
+    assert r.verdict is Verdict.OK
+    r, _ = run(DN, variant)
+    assert r.violated == "StartHadRealTarget"
+    assert r.trace is not None and r.trace.labels() == labels
+    started = [x for x, on in r.trace.steps[-1].state.dnServerStarted.items() if on]
+    assert started
 
 
 def test_hdds_16454_residual_of_the_reports_patch() -> None:
