@@ -276,7 +276,7 @@ def _render_table(
     spare = max(0, console.width - used)
     parts = sum(share.values())
     final = {c: base[c] + spare * share[c] // parts for c in cols}
-    table = Table(show_lines=True, expand=False, pad_edge=False, padding=(0, 1))
+    table = Table(show_lines=True, expand=False, padding=(0, 1))
     table.add_column("#", justify="right", no_wrap=True, width=3)
     table.add_column("action", overflow="fold", width=final["action"])
     for lane in lanes:
