@@ -32,7 +32,20 @@ term arrives in a notification or an append: F usually hears the new term first
 from the candidate's RequestVote, so it never fires), ``mutant_notify_path_hook``
 (the hook on the notification path only: a new leader whose log covers F never
 notifies), ``mutant_keep_download`` (the hook clears the index but lets the download
-run on).
+run on) and ``mutant_clear_index_only`` (the hook only clears the index: a stored
+result stays behind).
+
+The late result (``MAX_WRITES``: the leader commits new entries, and its checkpoint
+and purge point grow with them).  Ratis' handler, after starting a download for a
+notification that finds no install in progress, goes on in the same call to the
+checks for a null result and a stored checkpoint (``SnapshotInstallationHandler``
+lines 272-385 at Ratis 37932bf60), so a result an orphaned download left behind is
+reloaded by the next notification, whichever leader sends it.  With
+``MAX_WRITES=3 MAX_ELECTIONS=1 MAX_DL_FAILURES=0`` both patches above move F's applied
+index backwards in 20 actions (AppliedIndexNeverMovesBackwards, an action property):
+L1's checkpoint at 3 lands after the leader change, F catches up from L2 and applies
+entry 4, L2 writes on and purges past F, and its notification reloads L1's checkpoint
+over entry 4.  ``fix`` abandons the download and holds there.
 
 Timing (constant ``TIMING``): ``any`` lets the download end at any moment;
 ``report`` is the reproduction's timing: leadership moves while the download is
@@ -57,7 +70,9 @@ while F still names L1 as its leader (before it hears from L2), as the brief
 predicts.  Under the report's timing the bug's counterexample is the report's story
 (leadership moves during the download), ``fix_scm`` holds and
 ``scm_leader_check_only`` does not (a null result).  ``fix`` holds under every
-timing, FollowerEventuallyCatchesUp included; each mutant is violated.
+timing, FollowerEventuallyCatchesUp included; each mutant is violated.  With writes
+(above) ``fix`` holds every safety property, AppliedIndexNeverMovesBackwards included
+(133,792 states), and each mutant that orphans a download violates it.
 """
 
 from __future__ import annotations
@@ -66,7 +81,16 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import ConfigError, Spec, action, eventually, in_order, invariant, named_values
+from checker import (
+    ConfigError,
+    Spec,
+    action,
+    action_property,
+    eventually,
+    in_order,
+    invariant,
+    named_values,
+)
 from checker.values import ModelValue, put
 from mcheck_shipped.invariants.ratis import (
     next_index_for_inconsistency,
@@ -163,12 +187,14 @@ class SnapshotState(NamedTuple):
     snapshotNull: bool
     download: str
     downloadLeader: ModelValue | None
+    downloadIndex: int
     net: frozenset[Message]
     elections: int
     purges: int
     dlFailures: int
     restarts: int
     drops: int
+    writes: int
 
 
 class ScmInstallSnapshotLeaderChange(Spec):
@@ -187,6 +213,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         "MAX_DL_FAILURES": 1,
         "MAX_RESTARTS": 0,
         "MAX_DROPS": 0,
+        "MAX_WRITES": 0,
         "TIMING": "any",
     }
     # Elections, restarts (and purges, failures) are bounded by counters: when they
@@ -201,6 +228,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         "mutant_new_term_hook",
         "mutant_notify_path_hook",
         "mutant_keep_download",
+        "mutant_clear_index_only",
     )
     lanes = "SCM"
     # Weak fairness of the protocol; elections, purges, restarts, drops and the
@@ -234,6 +262,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             "snapshotNull",
             "download",
             "downloadLeader",
+            "downloadIndex",
         ),
         "F",
     )
@@ -249,6 +278,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
     MAX_DL_FAILURES: int
     MAX_RESTARTS: int
     MAX_DROPS: int
+    MAX_WRITES: int
     TIMING: str
 
     def init(self) -> list[SnapshotState]:
@@ -270,12 +300,14 @@ class ScmInstallSnapshotLeaderChange(Spec):
                 snapshotNull=False,
                 download=IDLE,
                 downloadLeader=None,
+                downloadIndex=-1,
                 net=frozenset(),
                 elections=0,
                 purges=0,
                 dlFailures=0,
                 restarts=0,
                 drops=0,
+                writes=0,
             )
         ]
 
@@ -284,6 +316,16 @@ class ScmInstallSnapshotLeaderChange(Spec):
         """TIMING names one of the two timings."""
         if self.TIMING not in ("any", "report"):
             raise ConfigError("TIMING must be any or report")
+
+    def _log_end(self, s: SnapshotState) -> int:
+        """The leaders' next index: N, plus the entries written since (MAX_WRITES)."""
+        return self.N + s.writes
+
+    def _checkpoint(self, s: SnapshotState) -> int:
+        """The index of the checkpoint a leader serves now: CK, one more for each entry
+        written since (a leader applies every write, and SCM's checkpoint is taken of
+        its applied state when F asks for it)."""
+        return self.CK + s.writes
 
     @staticmethod
     def _idle(s: SnapshotState, leader: ModelValue) -> bool:
@@ -311,7 +353,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             changed = leader != s.fLeader
             # Which Ratis-side variant runs its hook on this move (none in the others).
             v = self.variant
-            if v in ("fix", "mutant_keep_download"):
+            if v in ("fix", "mutant_keep_download", "mutant_clear_index_only"):
                 hook = changed
             elif v == "mutant_notify_path_hook":
                 hook = changed and path == "notify"
@@ -319,18 +361,22 @@ class ScmInstallSnapshotLeaderChange(Spec):
                 hook = term > s.fTerm and path != "vote"
             else:
                 hook = False
-            if hook:
-                keep = self.variant == "mutant_keep_download"
+            if hook and v == "mutant_clear_index_only":
+                s = s._replace(installInProgressIndex=-1)  # and nothing else
+            elif hook:
+                keep = v == "mutant_keep_download"
                 s = self._leader_change_hook(s, abandon_download=not keep)
         return s._replace(fTerm=term, fLeader=leader)
 
     @staticmethod
     def _reload(s: SnapshotState) -> SnapshotState:
-        """Reload the state machine from the stored checkpoint (SCM reinitialize)."""
+        """Reload the state machine from the stored checkpoint (SCM reinitialize;
+        ServerState.reloadStateMachine): the applied index becomes the checkpoint's,
+        whatever F had applied; the log keeps the entries after it."""
         idx = s.installedPending
         return s._replace(
             fApplied=idx,
-            fNext=idx + 1,
+            fNext=max(s.fNext, idx + 1),
             fSnapshotIndex=idx,
             installedPending=-1,
             installInProgressIndex=-1,
@@ -343,7 +389,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             s = self._reload(s)
         s = s._replace(snapshotNull=False, installInProgressIndex=-1)
         if abandon_download:
-            s = s._replace(download=IDLE, downloadLeader=None)
+            s = s._replace(download=IDLE, downloadLeader=None, downloadIndex=-1)
         return s
 
     # -- leader appender ------------------------------------------------------------
@@ -361,8 +407,9 @@ class ScmInstallSnapshotLeaderChange(Spec):
         if ldr != s.leader or not self._idle(s, ldr) or s.nextIndex[ldr] < s.logStart[ldr]:
             return None
         nxt = s.nextIndex[ldr]
-        if nxt < self.N:
-            m = Append(s.term, ldr, F, nxt - 1, nxt, self.N - 1)
+        end = self._log_end(s)
+        if nxt < end:
+            m = Append(s.term, ldr, F, nxt - 1, nxt, end - 1)
         else:
             m = Append(s.term, ldr, F, nxt - 1, -1, -1)
         return s._replace(net=self._send(s, m))
@@ -382,15 +429,18 @@ class ScmInstallSnapshotLeaderChange(Spec):
             if s.fSnapshotIndex >= 0 and s.fSnapshotIndex + 1 >= m.first:
                 reply = InstallReply(m.term, F, m.src, ALREADY_INSTALLED, s.fSnapshotIndex)
                 return s._replace(net=self._send(s, reply, m))
-            # SCMStateMachine.notifyInstallSnapshotFromLeader: download from m.src.
-            reply = InstallReply(m.term, F, m.src, IN_PROGRESS, -1)
-            return s._replace(
+            # SCMStateMachine.notifyInstallSnapshotFromLeader: download from m.src
+            # (one download at a time in the model: a new one replaces a running one).
+            # Ratis then goes on in the same call to the checks below, as for a
+            # notification that finds an install in progress: a null result or a
+            # stored checkpoint left by an earlier download is acted on now.
+            s = s._replace(
                 installInProgressIndex=m.first,
                 download=RUNNING,
                 downloadLeader=m.src,
-                net=self._send(s, reply, m),
+                downloadIndex=self._checkpoint(s),
             )
-        if s.installInProgressIndex > m.first:
+        elif s.installInProgressIndex > m.first:
             # Precondition inProgressIndex <= first fails: an exception, no change.
             reply = InstallReply(m.term, F, m.src, ERROR, -1)
             return s._replace(net=self._send(s, reply, m))
@@ -450,15 +500,16 @@ class ScmInstallSnapshotLeaderChange(Spec):
         if self.TIMING == "report" and s.fTerm < s.term:
             return None  # the held download ends only after F hears of the new term
         failures = s.dlFailures
-        if outcome == OK and not s.fApplied < self.CK:
+        ck = s.downloadIndex
+        if outcome == OK and not s.fApplied < ck:
             return None
-        if outcome == NOT_AHEAD and s.fApplied < self.CK:
+        if outcome == NOT_AHEAD and s.fApplied < ck:
             return None
         if outcome in (DL_ERROR, EXC):
             if failures >= self.MAX_DL_FAILURES:
                 return None
             failures += 1
-        s = s._replace(download=IDLE, dlFailures=failures)
+        s = s._replace(download=IDLE, dlFailures=failures, downloadIndex=-1)
         leader_moved = s.fLeader != s.downloadLeader
         if self.variant in ("fix_scm", "scm_leader_check_only") and outcome == OK and leader_moved:
             # The patch, first half: the download's supplier checks the leader where
@@ -467,7 +518,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         if self.variant in ("fix_scm", "scm_null_results_only") and outcome != OK:
             outcome = EXC  # second half: the null returns fail the future too
         if outcome == OK:
-            return s._replace(installedPending=self.CK)
+            return s._replace(installedPending=ck)
         if outcome == EXC:
             return s._replace(installInProgressIndex=-1)
         return s._replace(snapshotNull=True)
@@ -540,18 +591,27 @@ class ScmInstallSnapshotLeaderChange(Spec):
         return s._replace(
             term=s.term + 1,
             leader=ldr,
-            nextIndex=put(s.nextIndex, ldr, self.N),
+            nextIndex=put(s.nextIndex, ldr, self._log_end(s)),
             matchIndex=put(s.matchIndex, ldr, -1),
             elections=s.elections + 1,
             net=s.net | {RequestVote(s.term + 1, ldr, F)},
         )
 
-    @action(over=(lambda self: (L1, L2), lambda self: range(1, self.CK + 1)))
+    @action(over=(lambda self: (L1, L2), lambda self: range(1, self.CK + self.MAX_WRITES + 1)))
     def Purge(self, s: SnapshotState, ldr: ModelValue, k: int) -> SnapshotState | None:
-        """ldr purges its log up to (not including) index k."""
-        if s.purges >= self.MAX_PURGES or not s.logStart[ldr] < k <= self.CK:
+        """ldr purges its log up to (not including) index k, at most up to its
+        checkpoint (CK, plus the entries written since)."""
+        if s.purges >= self.MAX_PURGES or not s.logStart[ldr] < k <= self._checkpoint(s):
             return None
         return s._replace(logStart=put(s.logStart, ldr, k), purges=s.purges + 1)
+
+    @action(over=(lambda self: (L1, L2),))
+    def Write(self, s: SnapshotState, ldr: ModelValue) -> SnapshotState | None:
+        """The leader commits a new entry (a client write; L1 and L2 are a quorum, so
+        both hold it; bounded by MAX_WRITES)."""
+        if ldr != s.leader or s.writes >= self.MAX_WRITES:
+            return None
+        return s._replace(writes=s.writes + 1)
 
     @action(actor=lambda self, s: F)
     def RestartF(self, s: SnapshotState) -> SnapshotState | None:
@@ -564,6 +624,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             snapshotNull=False,
             download=IDLE,
             downloadLeader=None,
+            downloadIndex=-1,
             restarts=s.restarts + 1,
         )
 
@@ -579,7 +640,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
     def FollowerEventuallyCatchesUp(self, s: SnapshotState) -> bool:
         """<>(installInProgressIndex = -1 /\\ fNext >= N): F ends up with no install in
         progress and every committed entry."""
-        return s.installInProgressIndex == -1 and s.fNext >= self.N
+        return s.installInProgressIndex == -1 and s.fNext >= self._log_end(s)
 
     @invariant
     def NoStuckInstallInProgress(self, s: SnapshotState) -> bool:
@@ -597,6 +658,13 @@ class ScmInstallSnapshotLeaderChange(Spec):
             s.logStart,
             s.fNext,
         )
+
+    @action_property
+    def AppliedIndexNeverMovesBackwards(self, before: SnapshotState, after: SnapshotState) -> bool:
+        """[][fApplied' >= fApplied]_vars: F's state machine never goes back to an
+        older state (what a stale checkpoint reloaded over newer applied entries does:
+        SCM's DB and its applied index move backwards and entries are applied again)."""
+        return after.fApplied >= before.fApplied
 
     @invariant
     def InstallStateConsistent(self, s: SnapshotState) -> bool:

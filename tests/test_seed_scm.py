@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from checker import CompiledSpec
+from checker.loader import load_spec_class
 from checker.result import Verdict
 from tests.seed_helpers import replay_on, run
 
@@ -108,6 +110,67 @@ def test_hdds_16932_wrong_ratis_patches_are_caught(
     r, _ = run(SNAP, mutant)
     assert r.violated == violated and r.trace is not None
     assert r.trace.labels()[-len(labels_tail) :] == labels_tail
+
+
+#: The shortest behaviour of mutant_keep_download that moves F's applied index back
+#: (found by BFS with MAX_WRITES=3 MAX_ELECTIONS=1 MAX_DL_FAILURES=0, the gate's row):
+#: L1's download is orphaned by the leader change and lands; F catches up from L2 and
+#: applies entry 4; L2 writes on and purges past F; its notification starts a new
+#: download and, in the same call, reloads L1's checkpoint at 3.
+LATE_RESULT = [
+    "SendNotify(L1)",
+    "HandleNotify(Notify L1->F t1)",
+    "ElectLeader(L2)",
+    "SendAppend(L2)",
+    "HandleAppend(Append L2->F t2)",
+    "DownloadFinish('OK')",
+    "HandleAppendReply(AppendReply F->L2 t2)",
+    "Write(L2)",
+    "SendAppend(L2)",
+    "HandleAppend(Append L2->F t2)",
+    *["Apply"] * 4,
+    "HandleAppendReply(AppendReply F->L2 t2)",
+    "Write(L2)",
+    "Write(L2)",
+    "Purge(L2, 6)",
+    "SendNotify(L2)",
+    "HandleNotify(Notify L2->F t2)",
+]
+
+
+def _walk(variant: str, labels: list[str]) -> tuple[int, list[str | None]]:
+    """Follow ``labels`` through the spec's successors (cheap, no search): how many
+    steps were enabled, and each step's violated action property (None: none)."""
+    cls = load_spec_class(SNAP)
+    inst = cls(variant=variant, MAX_WRITES=3, MAX_ELECTIONS=1, MAX_DL_FAILURES=0)
+    model = CompiledSpec(inst, properties=["AppliedIndexNeverMovesBackwards"])
+    state = model.initial_states()[0]
+    verdicts: list[str | None] = []
+    for label in labels:
+        nxt = [t for ai, ps, t in model.successors(state) if model.label(ai, ps) == label]
+        if not nxt:
+            break
+        verdicts.append(model.violated_action_property(state, nxt[0]))
+        state = nxt[0]
+    return len(verdicts), verdicts
+
+
+def test_hdds_16932_late_result_of_an_orphaned_download_moves_applied_back() -> None:
+    """Issue 29: the two Ratis patches that leave the download (or its stored result)
+    behind are caught by a symptom, F's applied index moving backwards, not only by
+    the bookkeeping invariant; the fix abandons the download, so the walk stops."""
+    clear_first = [*LATE_RESULT[:2], "DownloadFinish('OK')", *LATE_RESULT[2:5], *LATE_RESULT[6:]]
+    for mutant, labels in (
+        ("mutant_keep_download", LATE_RESULT),
+        ("mutant_clear_index_only", clear_first),
+    ):
+        steps, verdicts = _walk(mutant, labels)
+        assert steps == 20, mutant
+        assert verdicts == [None] * 19 + ["AppliedIndexNeverMovesBackwards"], mutant
+    steps, verdicts = _walk("fix", LATE_RESULT)
+    assert steps == 5 and not any(verdicts)  # no download left to finish
+    steps, verdicts = _walk("fix", clear_first)
+    assert not any(verdicts)
 
 
 def test_hdds_16932_story_and_replays(tmp_path: Path) -> None:
