@@ -22,6 +22,16 @@ FIRST_ENTRY_COMMITTED = [
     "Replicate(s1, s2)",
     "AdvanceCommit(s1)",
 ]
+#: HDDS-16932 as the report tells it: leadership moves to L2 while F downloads L1's
+#: checkpoint, F follows L2, then the download succeeds.
+REPORT_STORY = [
+    "SendNotify(L1)",
+    "HandleNotify(Notify L1->F t1)",
+    "ElectLeader(L2)",
+    "SendAppend(L2)",
+    "HandleAppend(Append L2->F t2)",
+    "DownloadFinish('OK')",
+]
 DN_SAFETY = [
     "NoLeaderBranchStartBeforeApplied",
     "NoLeaderStartBeforeAccessionApplied",
@@ -72,14 +82,7 @@ def test_hdds_16932_report_timing_separates_the_scm_patch_halves() -> None:
 def test_hdds_16932_report_story_leadership_moves_during_the_download() -> None:
     r, _ = run(SNAP, "bug", TIMING="report")
     assert r.violated == "NoStuckInstallInProgress" and r.trace is not None
-    assert r.trace.labels() == [
-        "SendNotify(L1)",
-        "HandleNotify(Notify L1->F t1)",
-        "ElectLeader(L2)",
-        "SendAppend(L2)",
-        "HandleAppend(Append L2->F t2)",
-        "DownloadFinish('OK')",
-    ]
+    assert r.trace.labels() == REPORT_STORY
     # The download was running when leadership moved, and F already followed L2.
     assert r.trace.steps[3].state.download == "Running"
     assert r.trace.steps[5].state.fLeader == r.trace.steps[5].state.leader
@@ -114,16 +117,11 @@ def test_hdds_16932_wrong_ratis_patches_are_caught(
 
 #: The shortest behaviour of mutant_keep_download that moves F's applied index back
 #: (found by BFS with MAX_WRITES=3 MAX_ELECTIONS=1 MAX_DL_FAILURES=0, the gate's row):
-#: L1's download is orphaned by the leader change and lands; F catches up from L2 and
+#: it starts as the report's story (L1's download, orphaned by the hook, lands); F catches up from L2 and
 #: applies entry 4; L2 writes on and purges past F; its notification starts a new
 #: download and, in the same call, reloads L1's checkpoint at 3.
 LATE_RESULT = [
-    "SendNotify(L1)",
-    "HandleNotify(Notify L1->F t1)",
-    "ElectLeader(L2)",
-    "SendAppend(L2)",
-    "HandleAppend(Append L2->F t2)",
-    "DownloadFinish('OK')",
+    *REPORT_STORY,
     "HandleAppendReply(AppendReply F->L2 t2)",
     "Write(L2)",
     "SendAppend(L2)",
