@@ -117,9 +117,10 @@ def test_hdds_16932_wrong_ratis_patches_are_caught(
 
 #: The shortest behaviour of mutant_keep_download that moves F's applied index back
 #: (found by BFS with MAX_WRITES=3 MAX_ELECTIONS=1 MAX_DL_FAILURES=0, the gate's row):
-#: it starts as the report's story (L1's download, orphaned by the hook, lands); F catches up from L2 and
-#: applies entry 4; L2 writes on and purges past F; its notification starts a new
-#: download and, in the same call, reloads L1's checkpoint at 3.
+#: it starts as the report's story (L1's download, orphaned by the hook, lands); F
+#: catches up from L2 and applies entry 4; L2 writes on and purges past F; its
+#: notification starts a new download and, in the same call, reloads L1's
+#: checkpoint at 3.
 LATE_RESULT = [
     *REPORT_STORY,
     "HandleAppendReply(AppendReply F->L2 t2)",
