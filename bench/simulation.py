@@ -8,8 +8,9 @@ Two hunts, each beside the breadth-first run that finds the same violation:
   states) to lose a committed entry (StateMachineSafety).
 
 Each is hunted by ``mcheck simulate`` as TLC walks (a random enabled action, then a
-random instance), with ``--swarm`` (each behaviour its own subset of actions and
-weights) and with ``--swarm --workers 2``, over several seeds, each run in a fresh
+random instance), with ``--guided`` (prefer states the behaviour has not visited,
+from the action it took least), ``--swarm`` (each behaviour its own subset of actions
+and weights), both, and both with ``--workers 2``, over several seeds, each run in a fresh
 process of its own (``setsid``).  Prints per seed the time to the violation, and the
 median over the seeds that found it.  Options: ``--seeds=N`` (10), ``--timeout=S`` per
 seed (60), ``--depth=D`` (100), ``--only=raft|ratis``.
@@ -59,7 +60,14 @@ def hunt(name: str, seeds: int, timeout: str, depth: str) -> None:
     spec = HUNTS[name]
     bfs_secs, bfs = _timed(["run", *spec])
     print(f"{name}: BFS {bfs['result']} in {bfs['trace_length']} actions, {bfs_secs:.1f} s")
-    for mode in ([], ["--swarm"], ["--swarm", "--workers", "2"]):
+    modes: list[list[str]] = [
+        [],
+        ["--guided"],
+        ["--swarm"],
+        ["--swarm", "--guided"],
+        ["--swarm", "--guided", "--workers", "2"],
+    ]
+    for mode in modes:
         label = " ".join(mode) or "plain"
         found: list[float] = []
         for seed in range(seeds):

@@ -559,6 +559,12 @@ def _origin_spec(spec: str) -> str:
     help="Swarm simulation: each behaviour takes only a random subset of the actions, "
     "with random weights (so always-enabled actions do not crowd out rare sequences).",
 )
+@click.option(
+    "--guided",
+    is_flag=True,
+    help="Coverage guidance: each step prefers a state the behaviour has not visited, "
+    "from the action it has taken least (with --swarm: weighted by the swarm's weights).",
+)
 @_output_options
 @guarded
 def simulate(
@@ -575,6 +581,7 @@ def simulate(
     workers: int,
     cluster: str | None,
     swarm: bool,
+    guided: bool,
     trace_out: str | None,
     picture: str | None,
     no_color: bool,
@@ -594,6 +601,7 @@ def simulate(
         deadlock=deadlock,
         shrink=not no_shorten,
         swarm=swarm,
+        guided=guided,
         workers=workers,
         cluster=cluster,
     )
@@ -604,7 +612,8 @@ def simulate(
         instance,
         model,
         lambda progress: simulate_model(model, replace(opts, progress=progress.simulation)),
-        f"simulate{' --swarm' if swarm else ''}, seed {seed}, depth {depth}"
+        f"simulate{' --swarm' if swarm else ''}{' --guided' if guided else ''}, seed {seed}, "
+        f"depth {depth}"
         + (f", {workers} workers" if workers > 1 else "")
         + (f", cluster {cluster}" if cluster else ""),
         trace_out,

@@ -64,6 +64,9 @@ class SimulationOptions:
     #: weights for them (swarm testing), so an always-enabled action does not crowd
     #: out the rare sequences that need it absent.
     swarm: bool = False
+    #: Coverage guidance: each step prefers a successor this behaviour has not
+    #: visited, from the action family it has taken least (see ``_guided_choice``).
+    guided: bool = False
     #: Processes walking behaviours (checker.simulate_workers); the same answer.
     workers: int = 1
     #: A dask.distributed scheduler address or ``local:N``: behaviours as tasks on
@@ -171,6 +174,15 @@ class _Behaviour:
         self.first: dict[int, int] = {}
         self.enabled: list[set[Any]] = []
         self.taken: list[set[Any]] = []  # fairness keys of the step into state i+1
+
+
+@dataclass
+class _Coverage:
+    """What one behaviour has covered so far, for --guided: the fingerprints it
+    visited and how often it took each action family."""
+
+    seen: set[int] = field(default_factory=set)
+    taken: dict[int, int] = field(default_factory=dict)
 
 
 #: The weights a swarm configuration gives the families it keeps.
@@ -369,10 +381,12 @@ class _Simulator:
         k = rng.randrange(len(inits))
         state = inits[k]
         beh = _Behaviour()
+        mine = _Coverage()
         self.memo = {}
         choices = [k]
         stats.states += 1
         fp, seen = self.visit(state, None)
+        mine.seen.add(fp)
         bad = self.check(state, choices)
         if bad is not None:
             return bad
@@ -419,7 +433,10 @@ class _Simulator:
                     return bad
             if not kept:
                 return None
-            pick = _choose(rng, [succ[i] for i in kept], weights)
+            if self.opts.guided:
+                pick = self._guided_choice(rng, [succ[i] for i in kept], weights, seen, mine)
+            else:
+                pick = _choose(rng, [succ[i] for i in kept], weights)
             if pick < 0:
                 # No family of this swarm configuration is enabled: any enabled one
                 # (ending here would waste the prefix the configuration built).
@@ -427,6 +444,7 @@ class _Simulator:
             k = kept[pick]
             ai, params, nxt = succ[k]
             stats.action_taken[ai] += 1
+            mine.taken[ai] = mine.taken.get(ai, 0) + 1
             choices.append(k)
             stats.states += 1
             bad = self.check(nxt, choices, before=state)
@@ -439,8 +457,42 @@ class _Simulator:
                     return _Found(Verdict.ERROR, list(choices), error=exc)
                 beh.taken.append(fair)
             fp, seen = self.visit(nxt, seen)
+            mine.seen.add(fp)
             state = nxt
             length += 1
+
+    def _guided_choice(
+        self,
+        rng: random.Random,
+        succ: list[Any],
+        weights: dict[int, int] | None,
+        parent: tuple[tuple[Any, ...], tuple[int, ...]],
+        mine: _Coverage,
+    ) -> int:
+        """Coverage guidance, within one behaviour (so workers and a cluster give the
+        same answer as one process): only successors this behaviour has not visited
+        (all of them when none is new), then a family drawn with weight (its swarm
+        weight, or 1) / (1 + times this behaviour took it), then a random instance.
+        Each successor is fingerprinted for it, incrementally from its parent."""
+        novel: list[int] = []
+        for k, (_, _, t) in enumerate(succ):
+            fp, _ = self.fpr.child(self.model.variables(t), parent[0], parent[1])
+            if fp not in mine.seen:
+                novel.append(k)
+        pool = novel or list(range(len(succ)))
+        by_family: dict[int, list[int]] = {}
+        for k in pool:
+            ai = succ[k][0]
+            if weights is None or ai in weights:
+                by_family.setdefault(ai, []).append(k)
+        if not by_family:
+            return -1
+        families = list(by_family)
+        base = [1 if weights is None else weights[f] for f in families]
+        score = [b / (1 + mine.taken.get(f, 0)) for b, f in zip(base, families, strict=True)]
+        ai = rng.choices(families, score)[0]
+        options = by_family[ai]
+        return options[rng.randrange(len(options))]
 
     def visit(
         self, state: Any, parent: tuple[tuple[Any, ...], tuple[int, ...]] | None
