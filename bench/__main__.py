@@ -71,6 +71,7 @@ ROWS = [
         spec_alone=True,
     ),
     Row("Go-Back-N, --no-cache", "bench.go_back_n", {"Messages": "5", "Window": "3"}, cache=False),
+    Row("Go-Back-N, 2 workers", "bench.go_back_n", {"Messages": "5", "Window": "3"}, workers=2),
     Row(
         "lease MaxTime=10 (frozen dataclass states: the plain expansion)",
         "bench.lease",
@@ -78,6 +79,7 @@ ROWS = [
         baseline=True,
         spec_alone=True,
     ),
+    Row("lease, 2 workers", "bench.lease", {"MaxTime": "10"}, workers=2),
     Row(
         "gossip Keys=4 MaxWrites=4 (nested immutables.Map)",
         "bench.gossip",
@@ -86,6 +88,7 @@ ROWS = [
         spec_alone=True,
     ),
     Row("gossip, --no-cache", "bench.gossip", {"Keys": "4", "MaxWrites": "4"}, cache=False),
+    Row("gossip, 2 workers", "bench.gossip", {"Keys": "4", "MaxWrites": "4"}, workers=2),
     Row(
         "2PC with timeouts RMs=5 (records in a pset)",
         "bench.commit_timeouts",
@@ -94,6 +97,7 @@ ROWS = [
         spec_alone=True,
     ),
     Row("2PC with timeouts, --no-cache", "bench.commit_timeouts", {"RMs": "5"}, cache=False),
+    Row("2PC with timeouts, 2 workers", "bench.commit_timeouts", {"RMs": "5"}, workers=2),
     # The seed specs' fixes at a larger setting than the tests and the gate use.
     Row(
         "HDDS-16932 fix, 3 elections/2 purges/2 failures",
