@@ -25,11 +25,16 @@ from checker.tracefile import save_trace
 from checker.values import ModelValue, Record
 
 ROOT = Path(__file__).resolve().parent.parent
-VIOLATIONS = [
+ALL_VIOLATIONS = [
     c
     for c in load_manifest(ROOT / "pyproject.toml")
     if c.expect.startswith("violates ") or c.expect == "deadlock"
 ]
+#: Rows whose search visits more than this are left to the gate: a spec's trace has
+#: the same variables and value shapes in every row, and every spec and variant with
+#: a counterexample keeps a cheaper row here (tested below).
+MAX_STATES = 100_000
+VIOLATIONS = [c for c in ALL_VIOLATIONS if (c.distinct_states or 0) <= MAX_STATES]
 
 
 def _plain_mcheck(v: Any) -> Any:
@@ -73,6 +78,8 @@ def _key(v: Any) -> Any:
 
 def test_the_corpus_is_the_shipped_bugs() -> None:
     assert len(VIOLATIONS) >= 15
+    kept = {(c.spec, c.variant) for c in VIOLATIONS}
+    assert {(c.spec, c.variant) for c in ALL_VIOLATIONS} == kept
 
 
 @pytest.mark.parametrize("check", VIOLATIONS, ids=[c.name for c in VIOLATIONS])
