@@ -520,11 +520,17 @@ class RatisHeartbeatMatchIndex(Spec):
         )
 
     # -- properties -----------------------------------------------------------------
+    @staticmethod
+    def follower_matches(s: HbState, i: ModelValue, j: ModelValue) -> bool:
+        """i is no longer leader, or j's log agrees with i's whole log: the end both
+        liveness properties wait for."""
+        return s.state[i] != LEADER or agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
+
     @leads_to(lambda self, s, i, j: s.state[i] == LEADER, over=("Server", "Server"))
     def FollowersEventuallyMatchLeader(self, s: HbState, i: ModelValue, j: ModelValue) -> bool:
         """\\A i, j: [](state[i] = Leader => <>(state[i] /= Leader \\/ j's log agrees with
         i's whole log))."""
-        return s.state[i] != LEADER or agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
+        return self.follower_matches(s, i, j)
 
     @leads_to(
         lambda self, s, i, j: (
@@ -542,7 +548,7 @@ class RatisHeartbeatMatchIndex(Spec):
         """The report's symptom (its steps 7-9): once follower j answers its leader i
         INCONSISTENCY, eventually i is no longer leader or j holds i's whole log; the
         back-off reaches the common prefix and the conflicting tail is truncated."""
-        return s.state[i] != LEADER or agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
+        return self.follower_matches(s, i, j)
 
     @invariant
     def MatchIndexSound(self, s: HbState) -> bool:
