@@ -470,23 +470,23 @@ class _Simulator:
         mine: _Coverage,
     ) -> int:
         """Coverage guidance, within one behaviour (so workers and a cluster give the
-        same answer as one process): only successors this behaviour has not visited
-        (all of them when none is new), then a family drawn with weight (its swarm
-        weight, or 1) / (1 + times this behaviour took it), then a random instance.
-        Each successor is fingerprinted for it, incrementally from its parent."""
-        novel: list[int] = []
-        for k, (_, _, t) in enumerate(succ):
-            fp, _ = self.fpr.child(self.model.variables(t), parent[0], parent[1])
-            if fp not in mine.seen:
-                novel.append(k)
-        pool = novel or list(range(len(succ)))
-        by_family: dict[int, list[int]] = {}
-        for k in pool:
-            ai = succ[k][0]
-            if weights is None or ai in weights:
-                by_family.setdefault(ai, []).append(k)
-        if not by_family:
+        same answer as one process): among the successors of the swarm's families (-1
+        when none is enabled), only those this behaviour has not visited (all of them
+        when none is new), then a family drawn with weight (its swarm weight, or 1) /
+        (1 + times this behaviour took it), then a random instance.  Each candidate is
+        fingerprinted for it, incrementally from its parent."""
+        allowed = [k for k, (ai, _, _) in enumerate(succ) if weights is None or ai in weights]
+        if not allowed:
             return -1
+        novel = [
+            k
+            for k in allowed
+            if self.fpr.child(self.model.variables(succ[k][2]), parent[0], parent[1])[0]
+            not in mine.seen
+        ]
+        by_family: dict[int, list[int]] = {}
+        for k in novel or allowed:
+            by_family.setdefault(succ[k][0], []).append(k)
         families = list(by_family)
         base = [1 if weights is None else weights[f] for f in families]
         score = [b / (1 + mine.taken.get(f, 0)) for b, f in zip(base, families, strict=True)]
