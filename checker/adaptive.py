@@ -160,6 +160,10 @@ class MeasuredExpansion:
         """The fingerprint of a handle's state."""
         return self._owner(handle).fp_of(handle)  # type: ignore[no-any-return]
 
+    def lanes_of(self, handle: Any) -> tuple[int, ...]:
+        """The fingerprint of a handle's state under each renaming."""
+        return self._owner(handle).lanes_of(handle)  # type: ignore[no-any-return]
+
     def fingerprint_of(self, state: Any) -> int:
         """A state's fingerprint (the same by either expansion)."""
         return self.current.fingerprint_of(state)  # type: ignore[no-any-return]

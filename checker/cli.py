@@ -741,7 +741,14 @@ def _run_and_report(
     as_json: bool,
 ) -> None:
     """An exhaustive run (run, resume) reported by :func:`_check_and_report`."""
-    how = prefix + opts.strategy + (", symmetry" if model.symmetric and not model.temporal else "")
+    # Temporal properties are checked under symmetry in one process without a
+    # checkpoint (the quotient graph, unfolded: checker.quotient); the run's warnings
+    # say when a property keeps them from it.
+    reduced = model.symmetric and (
+        not model.temporal
+        or (opts.workers == 1 and opts.cluster is None and opts.checkpoint is None)
+    )
+    how = prefix + opts.strategy + (", symmetry" if reduced else "")
     _check_and_report(
         console,
         spec,

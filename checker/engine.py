@@ -149,12 +149,19 @@ class Backend(Protocol):
 class _Graph(Protocol):
     """What the local backend tells a state-graph recorder (see checker.stategraph)."""
 
+    #: Whether the recorder wants each state's fingerprint under every renaming
+    #: (:meth:`node_lanes`) and each edge's successor's own fingerprint (a fifth item
+    #: of the edge): a graph recorded under symmetry, unfolded afterwards.
+    wants_lanes: bool
+
     def node(self, ordinal: int, state: Any) -> None: ...
+
+    def node_lanes(self, ordinal: int, lanes: tuple[int, ...]) -> None: ...
 
     def initial(self, ordinal: int) -> None: ...
 
     def edges(
-        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int]], state: Any
+        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]], state: Any
     ) -> None: ...
 
     def image(self) -> Any: ...
@@ -179,6 +186,7 @@ class LocalBackend:
         self.dfs = strategy == "dfs"
         self.max_depth = max_depth
         self.graph = graph
+        self.lanes = graph is not None and graph.wants_lanes
         # The visited set: fingerprints only; with a state graph, fingerprint ->
         # ordinal instead (the graph needs the ordinal of a state seen before).
         self.store: FingerprintStore | None = None if graph is not None else FingerprintSet()
@@ -271,6 +279,8 @@ class LocalBackend:
         if self.graph is not None:
             # May raise EvaluationError (a temporal predicate): the caller's event.
             self.graph.node(n, self.exp.state(handle))
+            if self.lanes:
+                self.graph.node_lanes(n, self.exp.lanes_of(handle))
             if key[0] == -1:
                 self.graph.initial(n)
         return n
@@ -358,7 +368,9 @@ class LocalBackend:
         seen = recent.add
         extend = self.frontier.extend
         event: Event | None = None
-        edges: list[tuple[int, int, tuple[Any, ...], int]] = []
+        edges: list[Any] = []
+        # Under symmetry a recorded edge also carries its successor's own fingerprint.
+        lanes_of = exp.lanes_of if self.lanes else None
         at = 0
         for o, h, depth, actions, cands, ev in batch:
             counts.append((o, actions))
@@ -372,12 +384,13 @@ class LocalBackend:
             for c, (k, ai, params, ch, fp) in enumerate(cands, first):
                 if fp is None:  # outside the constraint (already checked)
                     if graph is not None:
-                        edges.append((-1, ai, params, k))
+                        edges.append((-1, ai, params, k, 0))
                     continue
                 if index is not None:
                     if fp in index:
                         if graph is not None:
-                            edges.append((index[fp], ai, params, k))
+                            own = lanes_of(ch)[0] if lanes_of is not None else 0
+                            edges.append((index[fp], ai, params, k, own))
                         continue
                 elif old[c] or fp in recent:
                     continue
@@ -408,7 +421,12 @@ class LocalBackend:
                     except EvaluationError as exc:
                         event = Event(key, "error", error=exc, new=True, state=exp.state(ch))
                         break
-                    edges.append((n, ai, params, k))
+                    if lanes_of is not None:
+                        lanes = lanes_of(ch)
+                        graph.node_lanes(n, lanes)
+                        edges.append((n, ai, params, k, lanes[0]))
+                    else:
+                        edges.append((n, ai, params, k, 0))
                 event = check(key, ch, True)
                 if event is not None:
                     break

@@ -22,6 +22,8 @@ from checker.errors import EvaluationError, SpecError
 from checker.fingerprint import StateFingerprinter, StateValueError, encode
 from checker.model import Model
 
+_MASK64 = (1 << 64) - 1
+
 #: Expanded states whose values are checked for in-place changes: a diagnostic of a
 #: spec that breaks the immutability of states (object.__setattr__ on a frozen
 #: dataclass), not a check of the engine.
@@ -112,6 +114,8 @@ class ExpansionLike(Protocol):
 
     def fp_of(self, handle: Any) -> int: ...
 
+    def lanes_of(self, handle: Any) -> tuple[int, ...]: ...
+
     def fingerprint_of(self, state: Any) -> int: ...
 
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings: ...
@@ -185,6 +189,14 @@ class Expansion:
     def fp_of(self, handle: Any) -> int:
         """The fingerprint of a handle's state."""
         return self.fpr.finish(sum(handle[2]))
+
+    def lanes_of(self, handle: Any) -> tuple[int, ...]:
+        """The fingerprint of a handle's state renamed by each of the run's renamings,
+        in their order (the identity's first: the state's own, unreduced fingerprint);
+        one lane without symmetry."""
+        total = sum(handle[2])
+        lanes = self.fpr.lanes
+        return lanes.split(total) if lanes is not None else (total & _MASK64,)
 
     def fingerprint_of(self, state: Any) -> int:
         """A state's fingerprint (as the store holds it)."""

@@ -5,9 +5,14 @@ nothing else, so they share one set of defaults and one meaning of every option.
 
 * Only invariants selected: one exploration (with symmetry when the model has it),
   invariants checked on every generated state.
-* Temporal properties selected: one exploration *without* symmetry that records the
-  state graph while it checks the invariants (a reduction can hide liveness
-  violations; the run says so), then the fair-cycle search on that graph.
+* Temporal properties selected: one exploration that records the state graph while
+  it checks the invariants, then the fair-cycle search on that graph.  Under
+  symmetry (one process, no checkpoint, properties whose instances rename into each
+  other) the exploration is the reduced one and records the renaming on each edge;
+  the graph is unfolded into the unreduced one (:mod:`checker.quotient`) before the
+  search, so the answer is the unreduced graph's.  Otherwise the graph is explored
+  without the reduction (after the invariants were checked with it) and the run says
+  why.
 
 Limits and interruptions apply to the whole run: a run that hit one is incomplete,
 never a pass.
@@ -37,10 +42,11 @@ from checker.invocation import command
 from checker.liveness import Lasso, check_property
 from checker.model import CompiledSpec, Model
 from checker.options import Options
+from checker.quotient import QuotientRecorder, unfold, unfolded_trace
 from checker.result import Result, Stats, Verdict
 from checker.stategraph import GraphRecorder, StateGraph
 from checker.store import TraceTable
-from checker.symmetry import check_symmetry
+from checker.symmetry import check_symmetry, temporal_symmetry_problem
 from checker.trace import Trace, replay_choices
 
 
@@ -78,15 +84,21 @@ def _run(model: Model, options: Options | None) -> Result:
     deadlock = model.check_deadlock if opts.deadlock is None else opts.deadlock
     t0 = time.perf_counter()
     deadline = t0 + opts.timeout if opts.timeout else None
-    if liveness and symmetric:
+    # Temporal properties under symmetry: one exploration of the quotient graph, with
+    # a renaming on each edge, unfolded into the real graph (checker.quotient); in one
+    # process, without a checkpoint, for properties whose instances rename into each
+    # other.  Otherwise the graph is explored again without the reduction.
+    refusal = _quotient_refusal(model, opts, deadline) if liveness and symmetric else None
+    quotient = liveness and symmetric and refusal is None
+    if refusal is not None:
         warnings.append(
-            "temporal properties are checked without symmetry reduction "
-            "(a reduction can hide liveness violations)"
+            f"temporal properties are checked without symmetry reduction ({refusal}): "
+            "their graph is explored unreduced"
         )
     # Safety: with symmetry when the model has it.  When temporal properties are
     # checked without a reduction anyway (no symmetry, or no invariant to check with
     # it), one exploration records the graph and checks the invariants together.
-    graph_now = liveness and (not symmetric or not model.invariant_names)
+    graph_now = quotient or (liveness and (not symmetric or not model.invariant_names))
     if liveness and symmetric and opts.checkpoint is not None and not graph_now:
         # One exploration is what a checkpoint continues: the invariants are checked
         # in the unreduced one that records the graph.
@@ -95,7 +107,7 @@ def _run(model: Model, options: Options | None) -> Result:
             "with --checkpoint, the invariants are checked in the liveness graph's "
             "exploration, without symmetry reduction"
         )
-    if graph_now:
+    if graph_now and not quotient:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
     checkpointer, resumed = _checkpointing(model, opts, liveness, symmetric, deadlock)
@@ -118,6 +130,7 @@ def _run(model: Model, options: Options | None) -> Result:
                 checkpointer,
                 resumed,
                 deadline,
+                quotient,
             )
     except DeadlineReached:
         if outcome is None:
@@ -166,7 +179,10 @@ def _run(model: Model, options: Options | None) -> Result:
                 )
             outcome = graph_outcome
         assert recorder is not None
-        result = _liveness(model, opts, recorder.graph, outcome, result, deadline)
+        if isinstance(recorder, QuotientRecorder):
+            result = _quotient_liveness(model, opts, recorder, outcome, result, deadline)
+        else:
+            result = _liveness(model, opts, recorder.graph, outcome, result, deadline)
     result.stats.seconds = time.perf_counter() - t0
     return result
 
@@ -215,6 +231,7 @@ def _explore(
     checkpointer: Callable[[Snapshot], str] | None = None,
     resumed: Snapshot | None = None,
     deadline: float | None = None,
+    quotient: bool = False,
 ) -> tuple[Outcome, GraphRecorder | None]:
     """One exploration (recording the state graph if asked).  When the expansion asks
     to start again (:class:`checker.expansion.Restart`: the fast engine found a cached
@@ -224,7 +241,11 @@ def _explore(
     settings = ExpansionSettings(cache=opts.cache, switching=_switching())
     seen: set[ExpansionSettings] = set()
     while True:
-        recorder = GraphRecorder(model) if graph else None
+        recorder: GraphRecorder | None = None
+        if quotient:
+            recorder = QuotientRecorder(model, renamings)
+        elif graph:
+            recorder = GraphRecorder(model)
         try:
             if opts.cluster is not None:
                 from checker.cluster import ClusterBackend
@@ -317,6 +338,38 @@ def _result(
     )
 
 
+def _quotient_refusal(model: Model, opts: Options, deadline: float | None) -> str | None:
+    """Why temporal properties cannot be checked on the symmetry-reduced graph in
+    this run (None: they can): the mode, or properties or steps that do not commute
+    with the renamings on the sampled states (checker.symmetry)."""
+    if opts.workers > 1 or opts.cluster is not None:
+        return "a symmetry-reduced liveness graph is built in one process only"
+    if opts.checkpoint is not None:
+        return "a symmetry-reduced liveness graph is not checkpointed"
+    return temporal_symmetry_problem(model, deadline)
+
+
+def _quotient_liveness(
+    model: Model,
+    opts: Options,
+    recorder: QuotientRecorder,
+    outcome: Outcome,
+    result: Result,
+    deadline: float | None,
+) -> Result:
+    """The fair-cycle search on the real graph unfolded from the quotient one."""
+    fingerprint = _fingerprint_fn(model, [{}])
+    real_inits = [fingerprint(s) for s in model.initial_states() if model.within(s)]
+    unfolded = unfold(recorder, model, real_inits)
+
+    def trace_of(lasso: Lasso) -> Trace:
+        return unfolded_trace(
+            model, unfolded, lasso.prefix + lasso.cycle, fingerprint, len(lasso.prefix) - 1
+        )
+
+    return _liveness(model, opts, unfolded.graph, outcome, result, deadline, trace_of)
+
+
 def _liveness(
     model: Model,
     opts: Options,
@@ -324,6 +377,7 @@ def _liveness(
     outcome: Outcome,
     result: Result,
     deadline: float | None,
+    trace_of: Callable[[Lasso], Trace] | None = None,
 ) -> Result:
     """The fair-cycle search on the explored graph, for each temporal property."""
     result = replace(result, graph=(g.size, g.edges))
@@ -356,7 +410,7 @@ def _liveness(
             result,
             verdict=Verdict.VIOLATION,
             violated=prop.name,
-            trace=lasso_trace(model, outcome, lasso),
+            trace=trace_of(lasso) if trace_of is not None else lasso_trace(model, outcome, lasso),
             liveness=True,
             warnings=warnings,
         )

@@ -327,6 +327,10 @@ class GraphImage:
 class GraphRecorder:
     """Builds a :class:`StateGraph` from the core's node and edge reports."""
 
+    #: An unreduced graph needs no fingerprints under renamings (see
+    #: :class:`checker.quotient.QuotientRecorder`).
+    wants_lanes = False
+
     def __init__(self, model: Model, keep_states: bool = False) -> None:
         self.model = model
         self.keep_states = keep_states
@@ -352,22 +356,26 @@ class GraphRecorder:
         for (key, _), value in zip(self._atoms, atom_truths(self._atoms, state), strict=True):
             g.truth[key].append(value)
 
+    def node_lanes(self, ordinal: int, lanes: tuple[int, ...]) -> None:
+        """Not asked for (``wants_lanes`` is false)."""
+
     def initial(self, ordinal: int) -> None:
         """Mark a stored state as initial."""
         self.graph.init.append(ordinal)
 
     def edges(
-        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int]], state: Any
+        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]], state: Any
     ) -> None:
         """All successors of an expanded state: (target or -1 if outside the
-        constraint, action, parameters, successor index)."""
+        constraint, action, parameters, successor index, and a fingerprint this
+        recorder does not read)."""
         g = self.graph
         targets: list[int] = []
         iids: list[int] = []
         index: list[int] = []
         enabled: set[int] = set()
         cut = False
-        for target, ai, params, k in edges:
+        for target, ai, params, k, _own in edges:
             iid = self.instance(ai, params)
             if target == ordinal:
                 continue  # a stuttering step: neither enables nor takes an action

@@ -14,13 +14,13 @@ it reached, so every counterexample is a real behaviour of the unreduced spec.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from math import factorial
 from typing import Any
 
 from pyrsistent import PBag, PMap, PSet, PVector, pbag, pmap, pset, pvector
 
-from checker.fingerprint import Renaming
+from checker.fingerprint import Renaming, encode
 from checker.values import ModelValue
 
 
@@ -100,16 +100,9 @@ def _generators(rens: list[dict[ModelValue, ModelValue]]) -> list[dict[ModelValu
     return [r for r in rens if len(r) == 2]
 
 
-def check_symmetry(model: Any, deadline: float | None = None) -> None:
-    """Refuse a symmetry declaration that is not sound on a sample of reachable states.
-
-    A renaming of the symmetric sets must map states to states with the same verdicts:
-    for sampled reachable states s and each transposition p, the constraint and the
-    invariants must give the same answer on p(s) as on s, and the successors of p(s)
-    must be exactly the renamed successors of s (as musil's
-    ``symmetry_reduction_sound`` checks).  A spec that stores a server as an int or a
-    string, or orders servers by name, fails this and would otherwise get a wrong state
-    count silently.
+class _Sample:
+    """Reachable states to check a symmetry declaration on, and their fingerprints
+    as they are and renamed by each transposition.
 
     The sample is the initial states and then the states met along deterministic
     random walks (a fixed seed): deep states, where the members' values differ, say
@@ -117,34 +110,79 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
     Successors are compared by fingerprints taken under the renaming (one remembered
     term per map entry and set element), so nothing is renamed but the state itself.
     """
-    import random
-    import time
 
-    from checker.errors import SpecError
-    from checker.fingerprint import TermCalculator
+    def __init__(self, model: Any) -> None:
+        from checker.fingerprint import TermCalculator
 
-    gens = _generators(model.renamings)
-    if not gens:
-        return
-    calc = TermCalculator([{}, *gens])
-    lanes = calc.lanes
-    assert lanes is not None
+        self.model = model
+        self.gens = _generators(model.renamings)
+        self.calc = TermCalculator([{}, *self.gens])
+        # A successor shares most variables' values with its parent (the very
+        # objects): their terms are remembered by identity, holding the value so its
+        # id stays its own.
+        self.terms: dict[tuple[int, int], tuple[Any, int]] = {}
 
-    # A successor shares most variables' values with its parent (the very objects):
-    # their terms are remembered by identity, holding the value so its id stays its own.
-    terms: dict[tuple[int, int], tuple[Any, int]] = {}
-
-    def fps(state: Any) -> tuple[int, ...]:
+    def fps(self, state: Any) -> tuple[int, ...]:
         """The state's fingerprint as is (first) and renamed by each generator."""
+        lanes = self.calc.lanes
+        assert lanes is not None
         total = 0
-        for i, v in enumerate(model.variables(state)):
-            hit = terms.get((i, id(v)))
+        for i, v in enumerate(self.model.variables(state)):
+            hit = self.terms.get((i, id(v)))
             if hit is None or hit[0] is not v:
-                hit = (v, calc.term(i, v))
-                terms[(i, id(v))] = hit
+                hit = (v, self.calc.term(i, v))
+                self.terms[(i, id(v))] = hit
             total += hit[1]
         return tuple(lanes.split(total))
 
+    def walk(self, deadline: float | None) -> Iterator[tuple[Any, list[Any]]]:
+        """Distinct sampled states with their successors, until the sample is full
+        or the deadline passes."""
+        import random
+        import time
+
+        model = self.model
+        inits = model.initial_states()
+        rng = random.Random(0)
+        checked: set[tuple[int, ...]] = set()
+        steps = 0
+        walk = 0
+        while len(checked) < SOUNDNESS_SAMPLE and steps < 4 * SOUNDNESS_SAMPLE:
+            s = inits[walk % len(inits)]
+            walk += 1
+            for _ in range(WALK_LENGTH):
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return
+                steps += 1
+                succ = model.successors(s)
+                key = self.fps(s)
+                if key not in checked:
+                    checked.add(key)
+                    yield s, succ
+                inside = [t for _, _, t in succ if model.within(t)]
+                if not inside or len(checked) >= SOUNDNESS_SAMPLE:
+                    break
+                s = rng.choice(inside)
+
+
+def check_symmetry(model: Any, deadline: float | None = None) -> None:
+    """Refuse a symmetry declaration that is not sound on a sample of reachable states.
+
+    A renaming of the symmetric sets must map states to states with the same verdicts:
+    for sampled reachable states s (see :class:`_Sample`) and each transposition p,
+    the constraint and the invariants must give the same answer on p(s) as on s, and
+    the successors of p(s) must be exactly the renamed successors of s (as musil's
+    ``symmetry_reduction_sound`` checks).  A spec that stores a server as an int or a
+    string, or orders servers by name, fails this and would otherwise get a wrong state
+    count silently.
+    """
+    from checker.errors import SpecError
+
+    sample = _Sample(model)
+    gens = sample.gens
+    if not gens:
+        return
+    fps = sample.fps
     step_props = bool(getattr(model, "action_property_names", ()))
 
     def check(s: Any, succ: list[Any]) -> None:
@@ -177,27 +215,67 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
                     "stand for them; fix the spec or run with --no-symmetry"
                 )
 
-    inits = model.initial_states()
-    rng = random.Random(0)
-    checked: set[tuple[int, ...]] = set()
-    steps = 0
-    walk = 0
-    while len(checked) < SOUNDNESS_SAMPLE and steps < 4 * SOUNDNESS_SAMPLE:
-        s = inits[walk % len(inits)]
-        walk += 1
-        for _ in range(WALK_LENGTH):
-            if deadline is not None and time.perf_counter() >= deadline:
-                return
-            steps += 1
-            succ = model.successors(s)
-            key = fps(s)
-            if key not in checked:
-                checked.add(key)
-                check(s, succ)
-            inside = [t for _, _, t in succ if model.within(t)]
-            if not inside or len(checked) >= SOUNDNESS_SAMPLE:
-                break
-            s = rng.choice(inside)
+    for s, succ in sample.walk(deadline):
+        check(s, succ)
+
+
+def temporal_symmetry_problem(model: Any, deadline: float | None = None) -> str | None:
+    """Why the temporal properties cannot be checked on the symmetry-reduced graph
+    (None: they can, as far as the sample shows).
+
+    Unfolding the quotient graph (:mod:`checker.quotient`) renames each step's action
+    instance and each property instance besides the states, so on the sampled states
+    (:class:`_Sample`) and for each transposition p: instance i of a property must
+    hold at p(s) exactly when the instance with i's parameters renamed holds at s
+    (premises and initial-state conditions too), and the steps of p(s) must be the
+    steps of s with their action instances and successors renamed.  Fairness needs
+    nothing more: it is asked of the spec for each real instance."""
+    from checker.stategraph import atom_truths, temporal_atoms
+
+    sample = _Sample(model)
+    gens = sample.gens
+    if not gens:
+        return None
+    partner = [_partners(model, p) for p in gens]
+    if any(m is None for m in partner):
+        return "a temporal property's instances do not rename into each other"
+    atoms = temporal_atoms(model)
+    fps = sample.fps
+
+    def labelled(ren: Renaming, steps: list[Any], lane: int) -> list[tuple[int, str, int]]:
+        return sorted(
+            (ai, repr(encode(permute(params, ren))), fps(t)[lane]) for ai, params, t in steps
+        )
+
+    for s, succ in sample.walk(deadline):
+        truths = dict(zip([k for k, _ in atoms], atom_truths(atoms, s), strict=True))
+        for g, p in enumerate(gens, 1):
+            ps = permute(s, p)
+            swap = ", ".join(f"{a}->{b}" for a, b in sorted(p.items(), key=_by_index))
+            m = partner[g - 1]
+            assert m is not None
+            for ((name, i, role), _), value in zip(atoms, atom_truths(atoms, ps), strict=True):
+                if truths[(name, m[name][i], role)] != value:
+                    return f"renaming {swap} changes the verdict of {name}"
+            if labelled(p, succ, g) != labelled({}, model.successors(ps), 0):
+                return f"renaming {swap} does not rename the steps' action instances"
+    return None
+
+
+def _partners(model: Any, ren: dict[ModelValue, ModelValue]) -> dict[str, list[int]] | None:
+    """Per temporal property, instance i -> the instance whose parameters are i's
+    renamed by the transposition ``ren`` (its own inverse); None when one has none."""
+    out: dict[str, list[int]] = {}
+    for prop in model.temporal:
+        where = {repr(encode(params)): j for j, (params, _, _) in enumerate(prop.instances)}
+        row = []
+        for params, _, _ in prop.instances:
+            j = where.get(repr(encode(permute(params, ren))))
+            if j is None:
+                return None
+            row.append(j)
+        out[prop.name] = row
+    return out
 
 
 def _by_index(kv: tuple[ModelValue, ModelValue]) -> tuple[str, int]:

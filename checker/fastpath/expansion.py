@@ -321,6 +321,12 @@ class FastExpansion:
         """The fingerprint of a handle's state."""
         return self.finish(self._split(handle)[0] >> self.nb)
 
+    def lanes_of(self, handle: Any) -> tuple[int, ...]:
+        """The fingerprint of a handle's state under each renaming (see
+        :meth:`checker.expansion.Expansion.lanes_of`)."""
+        total = self._split(handle)[0] >> self.nb
+        return self.lanes.split(total) if self.lanes is not None else (total & _MASK64,)
+
     def fingerprint_of(self, state: Any) -> int:
         """A state's fingerprint (as the store holds it)."""
         return self.fp_of(self.handle_of(state))
