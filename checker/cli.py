@@ -741,13 +741,10 @@ def _run_and_report(
     as_json: bool,
 ) -> None:
     """An exhaustive run (run, resume) reported by :func:`_check_and_report`."""
-    # Temporal properties are checked under symmetry in one process without a
-    # checkpoint (the quotient graph, unfolded: checker.quotient); the run's warnings
-    # say when a property keeps them from it.
-    reduced = model.symmetric and (
-        not model.temporal
-        or (opts.workers == 1 and opts.cluster is None and opts.checkpoint is None)
-    )
+    # Temporal properties are checked under symmetry without a checkpoint (the
+    # quotient graph, unfolded: checker.quotient); the run's warnings say when a
+    # property keeps them from it.
+    reduced = model.symmetric and (not model.temporal or opts.checkpoint is None)
     how = prefix + opts.strategy + (", symmetry" if reduced else "")
     _check_and_report(
         console,

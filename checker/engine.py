@@ -161,7 +161,7 @@ class _Graph(Protocol):
     def initial(self, ordinal: int) -> None: ...
 
     def edges(
-        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]], state: Any
+        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]]
     ) -> None: ...
 
     def image(self) -> Any: ...
@@ -372,7 +372,7 @@ class LocalBackend:
         # Under symmetry a recorded edge also carries its successor's own fingerprint.
         lanes_of = exp.lanes_of if self.lanes else None
         at = 0
-        for o, h, depth, actions, cands, ev in batch:
+        for o, _h, depth, actions, cands, ev in batch:
             counts.append((o, actions))
             nd = depth + 1
             beyond = max_depth is not None and nd > max_depth
@@ -434,7 +434,7 @@ class LocalBackend:
                 extend(self.count, born, nd)
                 self.count += len(born)
             if graph is not None:
-                graph.edges(o, edges, exp.state(h))
+                graph.edges(o, edges)
             if event is None:
                 event = ev
             if event is not None:

@@ -130,7 +130,10 @@ class Partition:
         # With a state graph (liveness): the edges of the states expanded here and
         # the temporal atoms' truth in the states kept here.
         self.atoms = temporal_atoms(model) if graph else None
-        self.log = EdgeLog(len(self.atoms)) if self.atoms is not None else None
+        # Under symmetry the graph is the quotient one (checker.quotient): its edges
+        # carry their successors' own fingerprints, its states their lanes.
+        lanes_of = self.exp.lanes_of if graph and len(renamings) > 1 else None
+        self.log = EdgeLog(len(self.atoms), lanes_of) if self.atoms is not None else None
         self.visited = FingerprintSet()
         # Fingerprints this worker already submitted to other owners: they are visited
         # there, whoever won them, so they need never be sent again.
@@ -352,7 +355,7 @@ class Partition:
     def number(self, ordinals: np.ndarray) -> None:
         """Phase 4c: the kept states, numbered, are the next frontier."""
         if self.log is not None and self.kept.truth is not None:
-            self.log.keep(np.asarray(ordinals), self.kept.truth)
+            self.log.keep(np.asarray(ordinals), self.kept.truth, self.kept.handles)
         self.ordinals = ordinals.tolist()
         self.handles = self.kept.handles
         self.depth += 1
@@ -510,6 +513,8 @@ class LevelBackend:
             if self.recorder is not None:
                 # May raise EvaluationError (a temporal predicate): the event.
                 self.recorder.node(ordinal, state)
+                if self.recorder.wants_lanes:
+                    self.recorder.node_lanes(ordinal, self.exp.lanes_of(handle))
                 self.recorder.initial(ordinal)
 
         new, event = self.exp.initial(seen.__contains__, store)

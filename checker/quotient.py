@@ -73,9 +73,7 @@ class QuotientRecorder(GraphRecorder):
         assert len(self.lanes) == ordinal * self.nperm
         self.lanes.extend(lanes)
 
-    def edges(
-        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]], state: Any
-    ) -> None:
+    def edges(self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]]) -> None:
         """All successors of an expanded representative: (stored target or -1 outside
         the constraint, action, parameters, successor index, the successor's own
         fingerprint)."""
@@ -117,6 +115,54 @@ class QuotientRecorder(GraphRecorder):
             constraints.update(g.member[iid])
         g.enabled[ordinal] = self.shared_enabled(constraints)
         g.cut[ordinal] = cut
+
+    # -- a distributed exploration's parts (checker.stategraph.assemble) ------------
+    def _view(self) -> np.ndarray:
+        return np.frombuffer(self.lanes, dtype=np.uint64).reshape(-1, self.nperm)
+
+    def grown(self, more: int) -> None:
+        """Room for ``more`` states' lanes and enabled instances."""
+        self.lanes.frombytes(bytes(8 * self.nperm * more))
+        self.enabled_iids.extend([frozenset()] * more)
+
+    def stored_lanes(self, ordinals: np.ndarray, rows: np.ndarray) -> None:
+        """Stored states' lanes, as the partitions computed them."""
+        view = self._view()
+        view[ordinals] = rows
+        del view  # a live view would forbid growing the array later
+
+    def moving(self, source: np.ndarray, to: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Not stuttering: to another orbit, or to another state of the same one."""
+        own_fp = self._view()[:, 0]
+        return np.asarray(~((to == source) & (own == own_fp[source])))
+
+    def taken_edges(self, source: np.ndarray, to: np.ndarray, own: np.ndarray) -> None:
+        """Each edge's renaming: where its successor's own fingerprint is among the
+        target representative's lanes."""
+        match = self._view()[to] == own[:, None]
+        if not match.any(axis=1).all():
+            raise SpecError(
+                f"{self.model.name}: a successor's fingerprint is none of its orbit "
+                "representative's renamed fingerprints (a fingerprint collision, or "
+                "a spec that is not symmetric)"
+            )
+        self.perm.frombytes(match.argmax(axis=1).astype(np.uint16).tobytes())
+
+    def enabled_instances(self, source: np.ndarray, iid: np.ndarray) -> None:
+        """Per state, the instances its non-stuttering steps take (one shared
+        frozenset per distinct set)."""
+        if not len(source):
+            return
+        width = int(iid.max()) + 1
+        pair = np.unique(source * width + iid)
+        states = pair // width
+        ids = (pair % width).tolist()
+        starts = np.flatnonzero(np.r_[True, states[1:] != states[:-1]])
+        bounds = [*starts.tolist(), len(ids)]
+        shared = self._shared_iids
+        for v, a, b in zip(states[starts].tolist(), bounds, bounds[1:], strict=False):
+            fs = frozenset(ids[a:b])
+            self.enabled_iids[v] = shared.setdefault(fs, fs)
 
     def image(self) -> Any:
         """Not kept in a checkpoint (a symmetric liveness run does not take one)."""

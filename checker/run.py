@@ -7,8 +7,8 @@ nothing else, so they share one set of defaults and one meaning of every option.
   invariants checked on every generated state.
 * Temporal properties selected: one exploration that records the state graph while
   it checks the invariants, then the fair-cycle search on that graph.  Under
-  symmetry (one process, no checkpoint, properties whose instances rename into each
-  other) the exploration is the reduced one and records the renaming on each edge;
+  symmetry (no checkpoint, properties whose instances rename into each other) the
+  exploration is the reduced one and records the renaming on each edge;
   the graph is unfolded into the unreduced one (:mod:`checker.quotient`) before the
   search, so the answer is the unreduced graph's.  Otherwise the graph is explored
   without the reduction (after the invariants were checked with it) and the run says
@@ -85,9 +85,9 @@ def _run(model: Model, options: Options | None) -> Result:
     t0 = time.perf_counter()
     deadline = t0 + opts.timeout if opts.timeout else None
     # Temporal properties under symmetry: one exploration of the quotient graph, with
-    # a renaming on each edge, unfolded into the real graph (checker.quotient); in one
-    # process, without a checkpoint, for properties whose instances rename into each
-    # other.  Otherwise the graph is explored again without the reduction.
+    # a renaming on each edge, unfolded into the real graph (checker.quotient);
+    # without a checkpoint, for properties whose instances rename into each other.
+    # Otherwise the graph is explored again without the reduction.
     refusal = _quotient_refusal(model, opts, deadline) if liveness and symmetric else None
     quotient = liveness and symmetric and refusal is None
     if refusal is not None:
@@ -342,8 +342,6 @@ def _quotient_refusal(model: Model, opts: Options, deadline: float | None) -> st
     """Why temporal properties cannot be checked on the symmetry-reduced graph in
     this run (None: they can): the mode, or properties or steps that do not commute
     with the renamings on the sampled states (checker.symmetry)."""
-    if opts.workers > 1 or opts.cluster is not None:
-        return "a symmetry-reduced liveness graph is built in one process only"
     if opts.checkpoint is not None:
         return "a symmetry-reduced liveness graph is not checkpointed"
     return temporal_symmetry_problem(model, deadline)

@@ -77,13 +77,25 @@ class GraphPart:
     instances: list[tuple[int, tuple[Any, ...]]]
     stored: np.ndarray  #: int64 ordinals
     truth: np.ndarray  #: uint8, shape (len(stored), atoms)
+    #: Under symmetry (a quotient graph, see checker.quotient): per edge the
+    #: successor's own fingerprint, per stored state its fingerprint under each
+    #: renaming (shape (len(stored), renamings)); empty otherwise.
+    own: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    lanes: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.uint64))
 
 
 class EdgeLog:
     """A partition's growing share of the state graph (see :class:`GraphPart`): plain
     lists while a level runs, one array per column at the end."""
 
-    def __init__(self, natoms: int) -> None:
+    def __init__(
+        self, natoms: int, lanes_of: Callable[[Any], tuple[int, ...]] | None = None
+    ) -> None:
+        #: Under symmetry: a handle's fingerprints under every renaming (the
+        #: expansion's), for the successors' own fingerprints and the stored lanes.
+        self.lanes_of = lanes_of
+        self.own: list[int] = []
+        self.lanes: list[np.ndarray] = []
         self.source: list[int] = []
         self.target: list[int] = []
         self.cut: list[bool] = []
@@ -100,21 +112,27 @@ class EdgeLog:
         """The edges of one expanded state: its candidates ``(k, action, params,
         handle, fp)``, fp None outside the constraint."""
         ids = self.ids
-        for k, ai, params, _h, fp in cands:
+        lanes_of = self.lanes_of
+        for k, ai, params, h, fp in cands:
             key = (ai, params)
             iid = ids.get(key)
             if iid is None:
                 iid = ids[key] = len(ids)
+            if lanes_of is not None:
+                self.own.append(0 if fp is None else lanes_of(h)[0])
             self.source.append(ordinal)
             self.target.append(0 if fp is None else fp)
             self.cut.append(fp is None)
             self.instance.append(iid)
             self.index.append(k)
 
-    def keep(self, ordinals: np.ndarray, truth: np.ndarray) -> None:
-        """The atoms' truth for stored states, numbered."""
+    def keep(self, ordinals: np.ndarray, truth: np.ndarray, handles: list[Any]) -> None:
+        """The atoms' truth for stored states, numbered (and, under symmetry, the
+        lanes of their handles)."""
         self.stored.append(ordinals.astype(np.int64, copy=False))
         self.truth.append(truth)
+        if self.lanes_of is not None and handles:
+            self.lanes.append(np.array([self.lanes_of(h) for h in handles], dtype=np.uint64))
 
     def flush(self) -> None:
         """Turn the edges logged since the last flush into arrays (once a level)."""
@@ -127,9 +145,11 @@ class EdgeLog:
                 np.array(self.cut, dtype=bool),
                 np.array(self.instance, dtype=np.int32),
                 np.array(self.index, dtype=np.int32),
+                np.array(self.own, dtype=np.uint64),
             )
         )
         self.source, self.target, self.cut, self.instance, self.index = [], [], [], [], []
+        self.own = []
 
     def part(self) -> GraphPart:
         """Everything logged since the last call, as arrays (handed over: the log
@@ -142,6 +162,7 @@ class EdgeLog:
                 np.empty(0, dtype=bool),
                 np.empty(0, dtype=np.int32),
                 np.empty(0, dtype=np.int32),
+                np.empty(0, dtype=np.uint64),
             )
         ]
         part = GraphPart(
@@ -155,8 +176,10 @@ class EdgeLog:
             np.concatenate(self.truth)
             if self.truth
             else np.empty((0, self.natoms), dtype=np.uint8),
+            np.concatenate([c[5] for c in cols]),
+            np.concatenate(self.lanes) if self.lanes else np.empty((0, 0), dtype=np.uint64),
         )
-        self.columns, self.stored, self.truth = [], [], []
+        self.columns, self.stored, self.truth, self.lanes = [], [], [], []
         return part
 
 
@@ -363,9 +386,7 @@ class GraphRecorder:
         """Mark a stored state as initial."""
         self.graph.init.append(ordinal)
 
-    def edges(
-        self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]], state: Any
-    ) -> None:
+    def edges(self, ordinal: int, edges: list[tuple[int, int, tuple[Any, ...], int, int]]) -> None:
         """All successors of an expanded state: (target or -1 if outside the
         constraint, action, parameters, successor index, and a fingerprint this
         recorder does not read)."""
@@ -453,6 +474,23 @@ class GraphRecorder:
         for row, key in zip(image.truth, self.atom_keys, strict=True):
             g.truth[key] = bytearray(row.tobytes())
 
+    # -- what :func:`assemble` asks of a recorder (a quotient graph answers more) ------
+    def grown(self, more: int) -> None:
+        """``more`` states were added by :func:`assemble` (nothing more to keep)."""
+
+    def stored_lanes(self, ordinals: np.ndarray, rows: np.ndarray) -> None:
+        """Stored states' fingerprints under the renamings (none without symmetry)."""
+
+    def moving(self, source: np.ndarray, to: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Which edges are not stuttering steps: those to another state."""
+        return np.asarray(to != source)
+
+    def taken_edges(self, source: np.ndarray, to: np.ndarray, own: np.ndarray) -> None:
+        """Edges about to be appended to the adjacency, in its order."""
+
+    def enabled_instances(self, source: np.ndarray, iid: np.ndarray) -> None:
+        """The instances each state enables (its constraints are all kept here)."""
+
     def shared_enabled(self, constraints: Iterable[int]) -> frozenset[int]:
         """The one frozenset this graph keeps for a set of enabled constraints (most
         states enable the same few sets)."""
@@ -508,12 +546,14 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
     adj.add_states(more)
     g.enabled.extend([frozenset()] * more)
     g.cut.extend([False] * more)
+    recorder.grown(more)
     keys = recorder.atom_keys
     for key in keys:
         g.truth[key].extend(bytes(more))
     for p in parts:
         if not len(p.stored):
             continue
+        recorder.stored_lanes(p.stored, p.lanes)
         for j, key in enumerate(keys):
             view = np.frombuffer(g.truth[key], dtype=np.uint8)
             view[p.stored] = p.truth[:, j]
@@ -532,14 +572,19 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
     cut = np.concatenate([p.cut for p in parts])
     inst = np.concatenate([m[p.instance] for p, m in zip(parts, local, strict=True)])
     index = np.concatenate([p.index for p in parts])
+    own = np.concatenate([p.own for p in parts])
+    if len(own) != len(source):
+        own = np.zeros(len(source), dtype=np.uint64)
     order = np.lexsort((index, source))
-    source, target, cut, inst, index = (a[order] for a in (source, target, cut, inst, index))
+    source, target, cut, inst, index, own = (
+        a[order] for a in (source, target, cut, inst, index, own)
+    )
     ordinal, found = known.find(target)
     to = np.where(cut, -1, ordinal)
     # A target no partition stored lies beyond --max-depth: one process records no
     # edge to it (nor does the step enable anything).
     keep = cut | found
-    source, to, inst, index = source[keep], to[keep], inst[keep], index[keep]
+    source, to, inst, index, own = source[keep], to[keep], inst[keep], index[keep], own[keep]
     if not len(source):
         return
     # Instance ids in order of first use, as one process numbers them edge by edge.
@@ -549,14 +594,16 @@ def assemble(recorder: GraphRecorder, parts: list[GraphPart], known: Fingerprint
         rank[c] = recorder.instance(*inst_keys[c])
     iid = rank[inst]
     # A stuttering step neither enables nor takes an action; a cut one enables only.
-    moving = to != source
+    moving = recorder.moving(source, to, own)
     taken = moving & (to >= 0)
     _fill_enabled(recorder, source[moving], iid[moving])
+    recorder.enabled_instances(source[moving], iid[moving])
     for v in np.unique(source[moving & (to < 0)]).tolist():
         g.cut[v] = True
     src_t = source[taken]
     if not len(src_t):
         return
+    recorder.taken_edges(src_t, to[taken], own[taken])
     # Sources arrive in ordinal order: their runs are appended to the arrays whole.
     base = len(adj.dst)
     adj.dst.frombytes(to[taken].astype(np.int64).tobytes())

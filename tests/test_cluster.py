@@ -93,6 +93,22 @@ def test_cluster_liveness_equals_one_process(cluster: Any, variant: str) -> None
         assert spread.trace.states() == alone.trace.states()
 
 
+def test_cluster_liveness_under_symmetry_equals_one_process(cluster: Any) -> None:
+    """The actors build the quotient graph (each edge's renaming, each state's lanes):
+    the run unfolds it into the graph one process gets, with the same lasso."""
+    model = _model(
+        "ratis_heartbeat_match_index", "bug", ["FollowersEventuallyMatchLeader"], MaxMsgs="1"
+    )
+    alone = check(model, Options())
+    spread = check(model, Options(cluster=cluster.scheduler_address))
+    assert alone.verdict is Verdict.VIOLATION and alone.symmetry and spread.symmetry
+    assert figures(spread, per_action=True) == figures(alone, per_action=True)
+    assert spread.graph == alone.graph == (7322, 12616)
+    assert alone.trace is not None and spread.trace is not None
+    assert spread.trace.loop == alone.trace.loop
+    assert spread.trace.states() == alone.trace.states()
+
+
 def test_cluster_limits_are_incomplete(cluster: Any) -> None:
     model = _model("raft", Server="2")
     alone = check(model, Options(symmetry=False, max_states=500))

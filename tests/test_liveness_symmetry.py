@@ -28,9 +28,13 @@ from pyrsistent import PMap, pmap
 from checker import Options, Spec, action, check_spec
 from checker.cli import build_spec, main
 from checker.fingerprint import fingerprint
+from checker.model import CompiledSpec
+from checker.quotient import QuotientRecorder
 from checker.result import Result
+from checker.run import _explore
 from checker.spec import always_eventually, eventually, eventually_always, leads_to
 from checker.values import ModelValue, model_values
+from tests.test_liveness_parallel import _same_graph
 
 PROCS = model_values("lp", 3, group="Procs")
 
@@ -237,7 +241,7 @@ def build_live(desc: LiveDesc) -> type[Spec]:
     return type("GeneratedLive", (Spec,), ns)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(live_descs())
 def test_generated_liveness_with_symmetry_equals_without(desc: LiveDesc) -> None:
     cls = build_live(desc)
@@ -288,13 +292,51 @@ def test_an_asymmetric_property_is_checked_unreduced(prop: str) -> None:
     assert any("without symmetry reduction" in w for w in reduced.warnings)
 
 
-def test_workers_check_liveness_unreduced_and_say_so() -> None:
+def test_a_checkpointed_run_checks_liveness_unreduced_and_says_so(tmp_path: Path) -> None:
     spec = build_spec("scm_new_leader_dn_server_start", "mutant_never_start_leader", ())
     props = type(spec).temporal_names()
     one = check_spec(spec, Options(symmetry=True), properties=props)
-    two = check_spec(spec, Options(symmetry=True, workers=2), properties=props)
+    saved = check_spec(
+        spec, Options(symmetry=True, checkpoint=str(tmp_path / "ck")), properties=props
+    )
+    _same_answer(one, saved)
+    assert any("not checkpointed" in w for w in saved.warnings)
+
+
+# -- the quotient graph built by workers -------------------------------------------
+
+
+def _quotient(case: tuple[str, str, tuple[str, ...]], opts: Options) -> QuotientRecorder:
+    name, variant, consts = case
+    model = CompiledSpec(build_spec(name, variant, consts), symmetry=True)
+    outcome, rec = _explore(
+        model.without_invariants(), opts, model.renamings, False, True, [], quotient=True
+    )
+    assert isinstance(rec, QuotientRecorder) and outcome.verdict.value == "ok"
+    return rec
+
+
+@pytest.mark.parametrize("case", SHIPPED[2:4], ids=lambda c: f"{c[0]}-{c[1]}-{len(c[2])}")
+def test_two_workers_build_the_one_process_quotient_graph(case: Any) -> None:
+    one, two = _quotient(case, Options()), _quotient(case, Options(workers=2))
+    _same_graph(one.graph, two.graph)
+    assert bytes(one.lanes) == bytes(two.lanes)
+    assert one.perm == two.perm
+    assert one.enabled_iids == two.enabled_iids
+
+
+@pytest.mark.parametrize("case", SHIPPED[::2], ids=lambda c: f"{c[0]}-{c[1]}-{len(c[2])}")
+def test_a_liveness_run_under_symmetry_with_workers_equals_one_process(case: Any) -> None:
+    name, variant, consts = case
+    spec = build_spec(name, variant, consts)
+    props = type(spec).temporal_names()
+    one, two = (check_spec(spec, Options(workers=w), properties=props) for w in (1, 2))
     _same_answer(one, two)
-    assert any("one process only" in w for w in two.warnings)
+    _reduced_used(two)
+    assert (one.stats.distinct, one.stats.generated) == (two.stats.distinct, two.stats.generated)
+    if one.trace is not None:
+        assert two.trace is not None and one.trace.loop == two.trace.loop
+        assert one.trace.states() == two.trace.states()
 
 
 def test_cli_reports_the_reduced_and_the_unfolded_graph(tmp_path: Path) -> None:
