@@ -42,6 +42,9 @@ from checker.symmetry import permute
 from checker.trace import Trace, TraceDiverged, replay_choices
 from checker.values import ModelValue
 
+#: Real states whose edges :func:`unfold` builds at a time.
+UNFOLD_CHUNK = 1 << 15
+
 
 class QuotientRecorder(GraphRecorder):
     """Records the symmetry-reduced graph: per representative its lanes, per edge the
@@ -246,9 +249,12 @@ def unfold(rec: QuotientRecorder, model: Model, real_inits: list[int]) -> Unfold
     # (representative, renaming); equal lanes are one state (a symmetric state).
     flat = lanes.ravel()
     uniq, first, inv = np.unique(flat, return_index=True, return_inverse=True)
-    cand_of = inv.reshape(nq, p)  # (representative, renaming) -> candidate
-    cc = first // p
-    cg = first % p
+    # (representative, renaming) -> candidate; 32-bit indices keep this lean.
+    cand_of = inv.astype(np.int32).reshape(nq, p)
+    del inv
+    cc = (first // p).astype(np.int32)
+    cg = (first % p).astype(np.int32)
+    del first
 
     # The quotient's edges, gathered representative by representative.
     adj = rec._adj
@@ -258,9 +264,10 @@ def unfold(rec: QuotientRecorder, model: Model, real_inits: list[int]) -> Unfold
     offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
     gather = np.repeat(start - offsets[:-1], counts) + np.arange(int(counts.sum()), dtype=np.int64)
     qdst = np.frombuffer(adj.dst, dtype=np.int64)[gather]
-    qiid = np.frombuffer(adj.iid, dtype=np.int32)[gather].astype(np.int64)
+    qiid = np.frombuffer(adj.iid, dtype=np.int32)[gather]
     qks = np.frombuffer(adj.ks, dtype=np.int32)[gather]
-    qperm = np.frombuffer(rec.perm, dtype=np.uint16)[gather].astype(np.int64)
+    qperm = np.frombuffer(rec.perm, dtype=np.uint16)[gather]
+    del gather
 
     # Breadth-first from the real initial states, a level at a time: a node's edges
     # are its representative's, renamed (g(c) --> (g o pi)(r)).
@@ -274,7 +281,7 @@ def unfold(rec: QuotientRecorder, model: Model, real_inits: list[int]) -> Unfold
             )
         if i not in init_cands:
             init_cands.append(i)
-    new_id = np.full(len(uniq), -1, dtype=np.int64)
+    new_id = np.full(len(uniq), -1, dtype=np.int32)
     order_parts: list[np.ndarray] = []
     level = np.array(init_cands, dtype=np.int64)
     new_id[level] = np.arange(len(level))
@@ -308,38 +315,55 @@ def unfold(rec: QuotientRecorder, model: Model, real_inits: list[int]) -> Unfold
             ai, params = q.instances[iid]
             rename[g, iid] = rec.instance(ai, permute(params, ren))
 
-    # Real edges, node by node in the new numbering.
+    # Real edges, node by node in the new numbering, a chunk of nodes at a time (the
+    # index arithmetic takes tens of bytes an edge while it lasts).
     rcount = counts[rc]
     total = int(rcount.sum())
     roff = np.r_[0, np.cumsum(rcount)].astype(np.int64)
-    idx = np.repeat(offsets[rc] - roff[:-1], rcount) + np.arange(total, dtype=np.int64)
-    eg = np.repeat(rg, rcount)
-    dst = new_id[cand_of[qdst[idx], comp[eg, qperm[idx]]]]
-    iid_real = rename[eg, qiid[idx]]
+    dst = np.empty(total, dtype=np.int64)
+    iid_real = np.empty(total, dtype=np.int32)
+    ks = np.empty(total, dtype=np.int32)
+    for a in range(0, n, UNFOLD_CHUNK):
+        b = min(n, a + UNFOLD_CHUNK)
+        lo, hi = int(roff[a]), int(roff[b])
+        cnt = rcount[a:b]
+        idx = np.repeat(offsets[rc[a:b]] - (roff[a:b] - lo), cnt) + np.arange(hi - lo)
+        eg = np.repeat(rg[a:b], cnt)
+        dst[lo:hi] = new_id[cand_of[qdst[idx], comp[eg, qperm[idx]]]]
+        iid_real[lo:hi] = rename[eg, qiid[idx]]
+        ks[lo:hi] = qks[idx]
+    del qdst, qiid, qks, qperm
     radj = Adjacency()
     radj.start = array("q", roff[:-1].tobytes())
     radj.end = array("q", roff[1:].tobytes())
-    radj.dst = array("q", dst.astype(np.int64).tobytes())
-    radj.iid = array("i", iid_real.astype(np.int32).tobytes())
-    radj.ks = array("i", qks[idx].astype(np.int32).tobytes())
+    radj.dst = array("q", dst.tobytes())
+    del dst
+    radj.iid = array("i", iid_real.tobytes())
+    radj.ks = array("i", ks.tobytes())
+    del iid_real, ks
 
     # Enabled constraints: the representative's enabled instances, renamed.
+    # Few distinct (set, renaming) pairs: each is worked out once, then looked up.
     member = q.member
-    cache: dict[tuple[int, int], frozenset[int]] = {}
-    enabled: list[frozenset[int]] = []
-    qen = rec.enabled_iids
-    for c, g in zip(rc.tolist(), rg.tolist(), strict=True):
-        en = qen[c]
-        key = (g, id(en))
-        got = cache.get(key)
-        if got is None:
-            cons: set[int] = set()
-            row = rename[g]
-            for i in en:
-                cons.update(member[int(row[i])])
-            got = rec.shared_enabled(cons)
-            cache[key] = got
-        enabled.append(got)
+    sets: dict[int, int] = {}
+    distinct: list[frozenset[int]] = []
+    set_of = np.empty(nq, dtype=np.int64)
+    for c, en in enumerate(rec.enabled_iids):
+        k = sets.get(id(en))
+        if k is None:
+            k = sets[id(en)] = len(distinct)
+            distinct.append(en)
+        set_of[c] = k
+    pairs, which = np.unique(set_of[rc] * p + rg, return_inverse=True)
+    table: list[frozenset[int]] = []
+    for pair in pairs.tolist():
+        en, row = distinct[pair // p], rename[pair % p]
+        cons: set[int] = set()
+        for i in en:
+            cons.update(member[int(row[i])])
+        table.append(rec.shared_enabled(cons))
+    enabled = [table[i] for i in which.tolist()]
+    del which
     qcut = np.frombuffer(bytes(bytearray(q.cut)), dtype=np.uint8)
     cut = qcut[rc].astype(bool).tolist()
 
