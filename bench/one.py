@@ -140,6 +140,13 @@ def main(argv: list[str]) -> None:
         / max(1, result.stats.distinct),
         "complete": result.verdict is not Verdict.INCOMPLETE,
     }
+    if result.graph is not None:
+        # Liveness: the behaviour graph (under symmetry, unfolded from the orbits) is
+        # what the memory holds, so bytes/state is per state of it.
+        out["graph_states"], out["graph_edges"] = result.graph
+        out["bytes_per_state"] = (
+            out["bytes_per_state"] * result.stats.distinct / max(1, result.graph[0])
+        )
     del result
     gc.collect()
     if job.get("baseline"):

@@ -42,7 +42,7 @@ from checker.invocation import command
 from checker.liveness import Lasso, check_property
 from checker.model import CompiledSpec, Model
 from checker.options import Options
-from checker.quotient import QuotientRecorder, unfold, unfolded_trace
+from checker.quotient import QuotientRecorder, Unfolded, unfold, unfolded_trace
 from checker.result import Result, Stats, Verdict
 from checker.stategraph import GraphRecorder, StateGraph
 from checker.store import TraceTable
@@ -355,30 +355,34 @@ def _quotient_liveness(
     result: Result,
     deadline: float | None,
 ) -> Result:
-    """The fair-cycle search on the real graph unfolded from the quotient one."""
+    """The fair-cycle search on the real graph unfolded from the quotient one (the
+    unfolding is part of the liveness check: the same limits and interruptions)."""
     fingerprint = _fingerprint_fn(model, [{}])
     real_inits = [fingerprint(s) for s in model.initial_states() if model.within(s)]
-    unfolded = unfold(recorder, model, real_inits)
+    unfolded: list[Unfolded] = []
+
+    def graph() -> StateGraph:
+        unfolded.append(unfold(recorder, model, real_inits))
+        return unfolded[0].graph
 
     def trace_of(lasso: Lasso) -> Trace:
-        return unfolded_trace(
-            model, unfolded, lasso.prefix + lasso.cycle, fingerprint, len(lasso.prefix) - 1
-        )
+        path = lasso.prefix + lasso.cycle
+        return unfolded_trace(model, unfolded[0], path, fingerprint, len(lasso.prefix) - 1)
 
-    return _liveness(model, opts, unfolded.graph, outcome, result, deadline, trace_of)
+    return _liveness(model, opts, graph, outcome, result, deadline, trace_of)
 
 
 def _liveness(
     model: Model,
     opts: Options,
-    g: StateGraph,
+    graph: StateGraph | Callable[[], StateGraph],
     outcome: Outcome,
     result: Result,
     deadline: float | None,
     trace_of: Callable[[Lasso], Trace] | None = None,
 ) -> Result:
-    """The fair-cycle search on the explored graph, for each temporal property."""
-    result = replace(result, graph=(g.size, g.edges))
+    """The fair-cycle search on the explored graph (or on the graph ``graph()``
+    builds, within the same limits), for each temporal property."""
     timed_out = replace(
         result,
         verdict=Verdict.INCOMPLETE,
@@ -388,6 +392,9 @@ def _liveness(
         found: tuple[Any, Lasso] | None = None
         # The watchdog covers the cycle search only: the lasso's trace is rebuilt after.
         with watchdog(deadline):
+            g = graph if isinstance(graph, StateGraph) else graph()
+            result = replace(result, graph=(g.size, g.edges))
+            timed_out = replace(timed_out, graph=result.graph)
             for prop in model.temporal:
                 if deadline is not None and time.perf_counter() >= deadline:
                     return timed_out
