@@ -41,10 +41,9 @@ PROCS = model_values("lp", 3, group="Procs")
 #: Shipped specs with a symmetry and temporal properties, at small bounds.
 SHIPPED: list[tuple[str, str, tuple[str, ...]]] = [
     ("ratis_heartbeat_match_index", "bug", ("MaxMsgs=1",)),
-    ("ratis_heartbeat_match_index", "fix", ("MaxMsgs=1",)),
-    ("ratis_heartbeat_match_index", "bug", ("MaxLogLen=2", "MaxMsgs=1")),
-    ("scm_new_leader_dn_server_start", "fix", ()),
+    ("ratis_heartbeat_match_index", "fix", ("MaxLogLen=2", "MaxMsgs=1")),
     ("scm_new_leader_dn_server_start", "mutant_never_start_leader", ()),
+    ("scm_new_leader_dn_server_start", "fix", ()),
     ("om_leader_ready_before_apply", "fix", ("MAX_LOG=2",)),
     ("om_leader_ready_before_apply", "bug", ("MAX_LOG=2",)),
 ]
@@ -324,7 +323,7 @@ def _quotient(case: tuple[str, str, tuple[str, ...]], opts: Options) -> Quotient
     return rec
 
 
-@pytest.mark.parametrize("case", SHIPPED[2:4], ids=lambda c: f"{c[0]}-{c[1]}-{len(c[2])}")
+@pytest.mark.parametrize("case", SHIPPED[1:3], ids=lambda c: f"{c[0]}-{c[1]}-{len(c[2])}")
 def test_two_workers_build_the_one_process_quotient_graph(case: Any) -> None:
     one, two = _quotient(case, Options()), _quotient(case, Options(workers=2))
     _same_graph(one.graph, two.graph)
@@ -333,7 +332,7 @@ def test_two_workers_build_the_one_process_quotient_graph(case: Any) -> None:
     assert one.enabled_iids == two.enabled_iids
 
 
-@pytest.mark.parametrize("case", SHIPPED[::2], ids=lambda c: f"{c[0]}-{c[1]}-{len(c[2])}")
+@pytest.mark.parametrize("case", SHIPPED[:3], ids=lambda c: f"{c[0]}-{c[1]}-{len(c[2])}")
 def test_a_liveness_run_under_symmetry_with_workers_equals_one_process(case: Any) -> None:
     name, variant, consts = case
     spec = build_spec(name, variant, consts)
