@@ -38,7 +38,7 @@ from checker.errors import SpecError
 from checker.fingerprint import encode
 from checker.model import Model
 from checker.stategraph import Adjacency, GraphRecorder, StateGraph
-from checker.symmetry import permute
+from checker.symmetry import instance_partners, permute
 from checker.trace import Trace, TraceDiverged, replay_choices
 from checker.values import ModelValue
 
@@ -101,11 +101,7 @@ class QuotientRecorder(GraphRecorder):
             try:
                 pi = row.index(fp)
             except ValueError:
-                raise SpecError(
-                    f"{self.model.name}: a successor's fingerprint is none of its orbit "
-                    "representative's renamed fingerprints (a fingerprint collision, or "
-                    "a spec that is not symmetric)"
-                ) from None
+                raise self._not_in_orbit() from None
             targets.append(target)
             iids.append(iid)
             index.append(k)
@@ -118,6 +114,13 @@ class QuotientRecorder(GraphRecorder):
             constraints.update(g.member[iid])
         g.enabled[ordinal] = self.shared_enabled(constraints)
         g.cut[ordinal] = cut
+
+    def _not_in_orbit(self) -> SpecError:
+        return SpecError(
+            f"{self.model.name}: a successor's fingerprint is none of its orbit "
+            "representative's renamed fingerprints (a fingerprint collision, or "
+            "a spec that is not symmetric)"
+        )
 
     # -- a distributed exploration's parts (checker.stategraph.assemble) ------------
     def _view(self) -> np.ndarray:
@@ -144,11 +147,7 @@ class QuotientRecorder(GraphRecorder):
         target representative's lanes."""
         match = self._view()[to] == own[:, None]
         if not match.any(axis=1).all():
-            raise SpecError(
-                f"{self.model.name}: a successor's fingerprint is none of its orbit "
-                "representative's renamed fingerprints (a fingerprint collision, or "
-                "a spec that is not symmetric)"
-            )
+            raise self._not_in_orbit()
         self.perm.frombytes(match.argmax(axis=1).astype(np.uint16).tobytes())
 
     def enabled_instances(self, source: np.ndarray, iid: np.ndarray) -> None:
@@ -211,20 +210,13 @@ def property_maps(model: Model, inverse: list[int]) -> dict[str, np.ndarray] | N
     """Per temporal property, ``m[g, i]``: the instance j whose parameters are
     instance i's renamed by the inverse of renaming g (None: some renamed parameters
     are no instance of the property, which is then not symmetric)."""
-    maps: dict[str, np.ndarray] = {}
-    rens = model.renamings
-    for prop in model.temporal:
-        where = {repr(encode(params)): j for j, (params, _, _) in enumerate(prop.instances)}
-        m = np.empty((len(rens), len(prop.instances)), dtype=np.int64)
-        for g in range(len(rens)):
-            ren = rens[inverse[g]]
-            for i, (params, _, _) in enumerate(prop.instances):
-                j = where.get(repr(encode(permute(params, ren))))
-                if j is None:
-                    return None
-                m[g, i] = j
-        maps[prop.name] = m
-    return maps
+    rows = [instance_partners(model, model.renamings[inverse[g]]) for g in range(len(inverse))]
+    if any(r is None for r in rows):
+        return None
+    return {
+        prop.name: np.array([r[prop.name] for r in rows if r is not None], dtype=np.int64)
+        for prop in model.temporal
+    }
 
 
 def unfold(rec: QuotientRecorder, model: Model, real_inits: list[int]) -> Unfolded:

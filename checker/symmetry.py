@@ -236,7 +236,7 @@ def temporal_symmetry_problem(model: Any, deadline: float | None = None) -> str 
     gens = sample.gens
     if not gens:
         return None
-    partner = [_partners(model, p) for p in gens]
+    partner = [instance_partners(model, p) for p in gens]
     if any(m is None for m in partner):
         return "a temporal property's instances do not rename into each other"
     atoms = temporal_atoms(model)
@@ -262,9 +262,9 @@ def temporal_symmetry_problem(model: Any, deadline: float | None = None) -> str 
     return None
 
 
-def _partners(model: Any, ren: dict[ModelValue, ModelValue]) -> dict[str, list[int]] | None:
+def instance_partners(model: Any, ren: dict[ModelValue, ModelValue]) -> dict[str, list[int]] | None:
     """Per temporal property, instance i -> the instance whose parameters are i's
-    renamed by the transposition ``ren`` (its own inverse); None when one has none."""
+    renamed by ``ren``; None when one has none (the property is not symmetric)."""
     out: dict[str, list[int]] = {}
     for prop in model.temporal:
         where = {repr(encode(params)): j for j, (params, _, _) in enumerate(prop.instances)}
