@@ -7,18 +7,51 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap, pset, pvector
 
-from checker.fingerprint import StateFingerprinter, encode, fingerprint
+from checker.fingerprint import StateFingerprinter, TermCalculator, encode, fingerprint
 from checker.model import CompiledSpec
 from checker.symmetry import permute, renamings
 from checker.values import ModelValue, model_values
 from mcheck_shipped.specs.raft import Raft
 
 S = model_values("s", 3, group="Server")
+
+
+class Ping(NamedTuple):
+    """A record Python takes for a Pong (or a plain pair) with the same fields."""
+
+    a: int
+    b: int
+
+
+class Pong(NamedTuple):
+    """See Ping."""
+
+    a: int
+    b: int
+
+
+def _copy(x: Any) -> Any:
+    """An equal value that is another object (an action rebuilt it)."""
+    if hasattr(x, "_fields"):
+        return type(x)(*x)
+    # (tuple(x) of a tuple is x itself: through a list it is another object)
+    return tuple(list(x)) if isinstance(x, tuple) else x  # noqa: C414
+
+
+# Set members Python's == confuses: 1 and True, Ping(0, 0) and Pong(0, 0) and (0, 0).
+_MEMBERS = st.one_of(
+    st.integers(0, 40),
+    st.booleans(),
+    st.builds(Ping, st.integers(0, 3), st.integers(0, 3)),
+    st.builds(Pong, st.integers(0, 3), st.integers(0, 3)),
+    st.tuples(st.integers(0, 3), st.integers(0, 3)),
+)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -138,3 +171,33 @@ def test_no_fingerprint_collision_over_the_benchmark_corpus() -> None:
         fps = {canon.initial(model.variables(s))[0] for s in states}
         assert len(fps) == len(orbits)
     assert len(states) == 6723
+
+
+@given(
+    st.lists(_MEMBERS, max_size=30),
+    st.lists(st.tuples(st.sampled_from(["add", "remove", "rebuild"]), _MEMBERS), max_size=8),
+    st.booleans(),
+)
+def test_a_set_term_updated_from_its_parent_equals_the_term_computed_afresh(
+    members: list[Any], changes: list[tuple[str, Any]], as_pset: bool
+) -> None:
+    """The incremental term of a set (frozenset, or a pset with its shared buckets and
+    its resizes) is the one computed from scratch, also where an update swaps a member
+    for one Python takes as equal (True for 1, Pong(0, 0) for Ping(0, 0)) or rebuilds a
+    kept member as another object."""
+    build = pset if as_pset else frozenset
+    old = build(members)
+    new = old
+    for op, x in changes:
+        if op == "add":
+            new = new.add(x) if as_pset else new | {x}
+        elif op == "remove":
+            new = new.discard(x) if as_pset else new - {x}
+        else:  # the member equal to x, if any, replaced by x itself (maybe another type)
+            kept = [y for y in new if y != x]
+            new = build([*kept, _copy(x)])
+    calc = TermCalculator([{}])
+    fresh = TermCalculator([{}])
+    assert calc.update(3, new, old, calc.term(3, old)) == fresh.term(3, new)
+    # Twice from the same parent: the parent's members are remembered between calls.
+    assert calc.update(3, new, old, calc.term(3, old)) == fresh.term(3, new)
