@@ -275,3 +275,37 @@ def test_annotation_points_at_a_temporal_property_definition(tmp_path: Path) -> 
     )
     assert "file=specs/scm_new_leader_dn_server_start.py" in line
     assert f",line={want}," in line
+
+
+def test_parallel_gate_starts_the_biggest_check_first_and_reports_in_manifest_order(
+    tmp_path: Path,
+) -> None:
+    """With two processes the check the manifest records as biggest is submitted
+    first (a gate lasts as long as its longest check: it must not start last), and
+    the report keeps the manifest's order."""
+    from checker import gate as gate_module
+
+    checks = gate_module.load_manifest(_write(tmp_path, GOOD))
+    submitted: list[str] = []
+    real = gate_module.ProcessPoolExecutor
+
+    class Recording(real):  # type: ignore[misc, valid-type]
+        def submit(self, fn, check, *rest):  # type: ignore[no-untyped-def, override]
+            submitted.append(check.name)
+            return super().submit(fn, check, *rest)
+
+    gate_module.ProcessPoolExecutor = Recording  # type: ignore[misc]
+    try:
+        outcomes, interrupted = gate_module.run_all(checks, jobs=2)
+    finally:
+        gate_module.ProcessPoolExecutor = real  # type: ignore[misc]
+    assert not interrupted
+    assert submitted == ["two phase", "die hard"]  # 80 recorded states before none
+    assert [o.check.name for o in outcomes] == ["die hard", "two phase"]
+    assert all(o.problems == [] for o in outcomes)
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    manifest = tmp_path / "gate.toml"
+    manifest.write_text(text)
+    return manifest
