@@ -1,16 +1,32 @@
-"""Time TLC and mcheck side by side on raft.tla (optional: needs a TLC you provide).
+"""Time TLC and mcheck side by side (optional: needs a TLC you provide).
 
 TLC is a reference we compare with, never a dependency: nothing of TLC is in this
-project.  Point the bench at a TLC and at Diego Ongaro's ``raft.tla`` (the module
-``specs/raft.py`` translates)::
+project.  Point the bench at a TLC, at Diego Ongaro's ``raft.tla`` (the module
+``specs/raft.py`` translates) and at a checkout of the TLA+ Examples (whose models
+``specs/`` ports)::
 
-    TLC_CLASSPATH=/path/tla2tools.jar RAFT_TLA=/path/raft.tla python -m bench.tlc [ROUNDS]
+    TLC_CLASSPATH=/path/tla2tools.jar RAFT_TLA=/path/raft.tla \
+    TLA_EXAMPLES=/path/to/Examples python -m bench.tlc [ROUNDS] [--only=PART]
 
-The model module and configurations below are ours: the same bounded model as
-``specs/raft.py`` (3 servers, ``Value = {v1}``, MaxTerm 2, MaxMsgs 1, the same state
-constraint, deadlock not checked).  Each command runs in a session of its own, rounds
-interleaved; the table gives medians, TLC's and mcheck's counts side by side (they must
-agree) and mcheck's generated states per second as a multiple of TLC's.
+Four parts (``--only=raft|examples|workers|simulate``; default all whose inputs are
+given):
+
+- ``raft``: raft.tla, one worker each.  The model module and configurations below are
+  ours: the same bounded model as ``specs/raft.py`` (3 servers, ``Value = {v1}``,
+  MaxTerm 2, MaxMsgs 1, the same state constraint, deadlock not checked).
+- ``examples``: the TLA+ Examples models ``specs/`` ports, each with its own
+  ``.cfg`` as published, one worker each (``--examples=Name,...`` picks some).
+- ``workers``: raft.tla MaxLogLen 1 without symmetry, TLC ``-workers 2`` beside
+  mcheck ``--workers 2`` (issue 27: TLC users run several workers).
+- ``simulate``: time to a deep violation by random simulation (issue 32): raft.tla
+  (MaxLogLen 2) with the probe "no server commits beyond index 1"
+  (``bench/raft_commit_probe.py``), TLC ``-simulate`` beside ``mcheck simulate`` (its
+  plain walk and ``--swarm``), each with its own default walk, ``--seeds=N`` seeds
+  (10), each stopped after ``--timeout=S`` seconds (60).
+
+Each command runs in a session of its own, rounds interleaved; the tables give
+medians, TLC's and mcheck's counts side by side (they must agree) and mcheck's
+generated states per second as a multiple of TLC's.
 """
 
 from __future__ import annotations
@@ -24,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -63,6 +81,30 @@ CONSTRAINT StateConstraint
 CHECK_DEADLOCK FALSE
 {symmetry}"""
 
+#: The probe of issue 32's hunt, over the MCraft module above.
+PROBE_MODULE = """---- MODULE MCprobe ----
+EXTENDS MCraft
+CommitAtMostOne == \\A i \\in Server : commitIndex[i] <= 1
+====
+"""
+
+#: (label, folder under specifications/, module, configuration, mcheck spec): the
+#: ports with more than a few thousand states (below that both are start-up).
+#: SimpleRegular is left out: its module EXTENDS TLAPS, which the Examples do not hold.
+EXAMPLES = [
+    ("TokenRing", "ewd426", "TokenRing", "TokenRing.cfg", "token_ring"),
+    ("Chameneos", "Chameneos", "Chameneos", "Chameneos.cfg", "chameneos"),
+    (
+        "MultiPaxos (small)",
+        "MultiPaxos-SMR",
+        "MultiPaxos_MC",
+        "MultiPaxos_MC_small.cfg",
+        "multipaxos",
+    ),
+    ("LamportMutex", "lamport_mutex", "MCLamportMutex", "MCLamportMutex.cfg", "lamport_mutex"),
+    ("PaxosCommit", "transaction_commit", "PaxosCommit", "PaxosCommit.cfg", "paxos_commit"),
+]
+
 #: (label, MaxLogLen, MaxMsgs, symmetry)
 ROWS = [
     ("raft MaxLogLen=0", 0, 1, False),
@@ -74,27 +116,47 @@ _TLC_COUNTS = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states f
 _TLC_DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
 
 
-def _timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
+def _timed(
+    cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0,), timeout: float | None = None
+) -> tuple[float, str]:
     start = time.monotonic()
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, start_new_session=True, check=False
-    )
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            start_new_session=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return time.monotonic() - start, ""
     took = time.monotonic() - start
-    if proc.returncode != 0:
+    if proc.returncode not in ok:
         tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-3:]
         raise SystemExit(f"bench.tlc: {cmd[0]} failed: {' | '.join(tail)}")
     return took, proc.stdout
 
 
-def run_tlc(classpath: str, work: Path, max_log: int, max_msgs: int, sym: bool) -> dict[str, float]:
-    """One TLC run (1 worker); its seconds and counts."""
+def run_tlc(
+    classpath: str, work: Path, max_log: int, max_msgs: int, sym: bool, workers: int = 1
+) -> dict[str, float]:
+    """One TLC run of raft.tla; its seconds and counts."""
     cfg = work / f"MC_{max_log}_{max_msgs}_{int(sym)}.cfg"
     cfg.write_text(
         CONFIG.format(max_log=max_log, max_msgs=max_msgs, symmetry="SYMMETRY Perms" if sym else "")
     )
+    return run_tlc_model(classpath, work, "MCraft", cfg.name, workers)
+
+
+def run_tlc_model(
+    classpath: str, work: Path, module: str, cfg: str, workers: int = 1
+) -> dict[str, float]:
+    """One TLC run of ``module`` under configuration ``cfg`` (files in ``work``)."""
     meta = Path(tempfile.mkdtemp(prefix="states-", dir=work))
-    cmd = ["java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", "-workers", "1"]
-    cmd += ["-metadir", str(meta), "-config", cfg.name, "MCraft.tla"]
+    cmd = ["java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", "-workers", str(workers)]
+    cmd += ["-metadir", str(meta), "-config", cfg, f"{module}.tla"]
     took, out = _timed(cmd, work)
     shutil.rmtree(meta, ignore_errors=True)
     counts, depth = _TLC_COUNTS.search(out), _TLC_DEPTH.search(out)
@@ -108,13 +170,19 @@ def run_tlc(classpath: str, work: Path, max_log: int, max_msgs: int, sym: bool) 
     }
 
 
-def run_mcheck(max_log: int, max_msgs: int, sym: bool) -> dict[str, float]:
+def run_mcheck(max_log: int, max_msgs: int, sym: bool, workers: int = 1) -> dict[str, float]:
     """One mcheck run of specs/raft.py at the same bounds; its seconds and counts."""
-    cmd = [sys.executable, "-m", "checker", "run", "raft", "--json"]
-    cmd += ["--const", f"MaxLogLen={max_log}", "--const", f"MaxMsgs={max_msgs}"]
-    cmd += [] if sym else ["--no-symmetry"]
+    args = ["raft", "--const", f"MaxLogLen={max_log}", "--const", f"MaxMsgs={max_msgs}"]
+    args += [] if sym else ["--no-symmetry"]
+    return run_mcheck_spec(args, workers)
+
+
+def run_mcheck_spec(args: list[str], workers: int = 1) -> dict[str, float]:
+    """One ``mcheck run`` (``args``: the spec and its options); seconds and counts."""
+    cmd = [sys.executable, "-m", "checker", "run", *args, "--json"]
+    cmd += ["--workers", str(workers)] if workers > 1 else []
     took, out = _timed(cmd, ROOT)
-    data = json.loads(out)
+    data = json.loads(out.strip().splitlines()[-1])
     return {
         "seconds": took,
         "generated": data["states_generated"],
@@ -123,34 +191,35 @@ def run_mcheck(max_log: int, max_msgs: int, sym: bool) -> dict[str, float]:
     }
 
 
-def main(argv: list[str]) -> None:
-    """Run every row ``ROUNDS`` times (default 3), interleaved, and print medians."""
-    classpath, raft = os.environ.get("TLC_CLASSPATH"), os.environ.get("RAFT_TLA")
-    if not classpath or not raft or not Path(raft).is_file():
-        raise SystemExit("bench.tlc: set TLC_CLASSPATH (a tla2tools.jar) and RAFT_TLA (raft.tla)")
-    rounds = int(argv[0]) if argv else 3
-    console = Console(width=150)
-    with tempfile.TemporaryDirectory(prefix="mcheck-tlc-") as tmp:
-        work = Path(tmp)
-        shutil.copy(raft, work / "raft.tla")
-        (work / "MCraft.tla").write_text(MODULE)
-        runs: dict[tuple[str, str], list[dict[str, float]]] = {}
-        for r in range(rounds):
-            for label, max_log, max_msgs, sym in ROWS:
-                console.print(f"round {r + 1}/{rounds}: {label} ...", style="dim")
-                tlc = run_tlc(classpath, work, max_log, max_msgs, sym)
-                runs.setdefault((label, "TLC"), []).append(tlc)
-                runs.setdefault((label, "mcheck"), []).append(run_mcheck(max_log, max_msgs, sym))
-    table = Table(title=f"TLC (1 worker) and mcheck on raft.tla, medians of {rounds}")
+Runner = Callable[[], dict[str, float]]
+
+
+def _compare(
+    console: Console, title: str, rows: list[tuple[str, Runner, Runner]], rounds: int
+) -> None:
+    """Run each row's TLC and mcheck ``rounds`` times, interleaved; print medians."""
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for r in range(rounds):
+        for label, tlc, mcheck in rows:
+            console.print(f"round {r + 1}/{rounds}: {label} ...", style="dim")
+            runs.setdefault((label, "TLC"), []).append(tlc())
+            runs.setdefault((label, "mcheck"), []).append(mcheck())
+    table = Table(title=f"{title}, medians of {rounds}")
     for col in ("row", "checker", "distinct", "generated", "depth", "s", "generated/s", "ratio"):
         table.add_column(col, justify="left" if col in ("row", "checker") else "right")
-    for label, *_ in ROWS:
+    for label, *_ in rows:
         rate = {}
         for who in ("TLC", "mcheck"):
             got = runs[(label, who)]
             secs = statistics.median(g["seconds"] for g in got)
             rate[who] = got[0]["generated"] / secs
             ratio = f"{rate['mcheck'] / rate['TLC']:.2f}x TLC" if who == "mcheck" else ""
+            if who == "mcheck" and (
+                got[0]["distinct"],
+                got[0]["generated"],
+                got[0]["depth"],
+            ) != tuple(runs[(label, "TLC")][0][k] for k in ("distinct", "generated", "depth")):
+                ratio += " (COUNTS DIFFER)"
             each = ", ".join(f"{g['seconds']:.1f}" for g in got)
             table.add_row(
                 label,
@@ -163,6 +232,97 @@ def main(argv: list[str]) -> None:
                 ratio,
             )
     console.print(table)
+
+
+def _hunt(console: Console, classpath: str, work: Path, seeds: int, timeout: float) -> None:
+    """Issue 32: seconds to the probe's violation by TLC -simulate and mcheck simulate
+    (plain and --swarm), whole commands, one seed at a time."""
+    (work / "MCprobe.tla").write_text(PROBE_MODULE)
+    cfg = CONFIG.format(max_log=2, max_msgs=1, symmetry="") + "INVARIANT CommitAtMostOne\n"
+    (work / "MCprobe.cfg").write_text(cfg)
+    probe = str(ROOT / "bench" / "raft_commit_probe.py")
+    found: dict[str, list[float]] = {"TLC -simulate": [], "mcheck simulate": [], "--swarm": []}
+    for seed in range(1, seeds + 1):
+        meta = Path(tempfile.mkdtemp(prefix="sim-", dir=work))
+        cmd = ["java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", "-simulate"]
+        cmd += ["-depth", "100", "-seed", str(seed), "-workers", "1", "-metadir", str(meta)]
+        cmd += ["-config", "MCprobe.cfg", "MCprobe.tla"]
+        took, out = _timed(cmd, work, ok=(0, 12, 13), timeout=timeout)
+        if "Invariant CommitAtMostOne is violated" in out:
+            found["TLC -simulate"].append(took)
+        console.print(f"seed {seed}: TLC {took:.1f} s {'found' if out else 'no'}", style="dim")
+        for name, extra in (("mcheck simulate", []), ("--swarm", ["--swarm"])):
+            cmd = [sys.executable, "-m", "checker", "simulate", probe, "--const", "MaxLogLen=2"]
+            cmd += ["--property", "CommitAtMostOne", "--seed", str(seed), "--depth", "100"]
+            cmd += [*extra, "--timeout", str(timeout), "--json", "--trace-out", "/dev/null"]
+            took, out = _timed(cmd, ROOT, ok=(0, 1, 3))
+            if out and json.loads(out.strip().splitlines()[-1]).get("result") == "violation":
+                found[name].append(took)
+    table = Table(title=f"time to 'no commit beyond index 1' violated, {seeds} seeds")
+    for col in ("hunter", "found", "median s", "each s"):
+        table.add_column(col, justify="left" if col == "hunter" else "right")
+    for name, times in found.items():
+        med = f"{statistics.median(times):.1f}" if times else "-"
+        table.add_row(name, f"{len(times)}/{seeds}", med, ", ".join(f"{t:.1f}" for t in times))
+    console.print(table)
+
+
+def main(argv: list[str]) -> None:
+    """Run the parts whose inputs are given (or ``--only``'s), ``ROUNDS`` times each
+    (default 3), interleaved, and print medians."""
+    opts = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+    numbers = [a for a in argv if not a.startswith("--")]
+    rounds = int(numbers[0]) if numbers else 3
+    classpath = os.environ.get("TLC_CLASSPATH")
+    raft, examples = os.environ.get("RAFT_TLA"), os.environ.get("TLA_EXAMPLES")
+    given_raft = bool(raft and Path(raft).is_file())
+    given_examples = bool(examples and Path(examples).is_dir())
+    if not classpath or not (given_raft or given_examples):
+        raise SystemExit(
+            "bench.tlc: set TLC_CLASSPATH (a tla2tools.jar) and RAFT_TLA (raft.tla) "
+            "and/or TLA_EXAMPLES (a checkout of tlaplus/Examples)"
+        )
+    parts = [opts["only"]] if "only" in opts else []
+    if not parts:
+        parts = ["raft", "workers", "simulate"] if given_raft else []
+        parts += ["examples"] if given_examples else []
+    console = Console(width=150)
+    with tempfile.TemporaryDirectory(prefix="mcheck-tlc-") as tmp:
+        work = Path(tmp)
+        if raft:
+            shutil.copy(raft, work / "raft.tla")
+            (work / "MCraft.tla").write_text(MODULE)
+        cp = classpath
+        rows: list[tuple[str, Runner, Runner]] = []
+        if "raft" in parts:
+            rows = [
+                (label, partial(run_tlc, cp, work, m, n, y), partial(run_mcheck, m, n, y))
+                for label, m, n, y in ROWS
+            ]
+            _compare(console, "TLC (1 worker) and mcheck on raft.tla", rows, rounds)
+        if "workers" in parts:
+            rows = [
+                (
+                    "raft MaxLogLen=1, 2 workers",
+                    partial(run_tlc, cp, work, 1, 1, False, workers=2),
+                    partial(run_mcheck, 1, 1, False, workers=2),
+                )
+            ]
+            _compare(console, "TLC -workers 2 and mcheck --workers 2 on raft.tla", rows, rounds)
+        if "examples" in parts and examples:
+            wanted = opts.get("examples", "").split(",") if "examples" in opts else None
+            rows = []
+            for label, folder, module, cfg, spec in EXAMPLES:
+                if wanted is not None and label not in wanted:
+                    continue
+                here = work / folder
+                shutil.copytree(Path(examples) / "specifications" / folder, here)
+                tlc = partial(run_tlc_model, cp, here, module, cfg)
+                rows.append((label, tlc, partial(run_mcheck_spec, [spec])))
+            _compare(console, "TLC (1 worker) and mcheck on the TLA+ Examples", rows, rounds)
+        if "simulate" in parts:
+            seeds, timeout = int(opts.get("seeds", "10")), float(opts.get("timeout", "60"))
+            _hunt(console, cp, work, seeds, timeout)
 
 
 if __name__ == "__main__":
