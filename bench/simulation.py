@@ -45,7 +45,9 @@ HUNTS = {
 }
 
 
-def _timed(args: list[str]) -> tuple[float, dict[str, object]]:
+def timed(args: list[str]) -> tuple[float, dict[str, object]]:
+    """One ``mcheck`` command (``args``) in a session of its own: its wall seconds and
+    its JSON result."""
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "checker", *args, "--json", "--trace-out", "/dev/null"],
@@ -60,7 +62,7 @@ def _timed(args: list[str]) -> tuple[float, dict[str, object]]:
 def hunt(name: str, seeds: int, timeout: str, depth: str) -> None:
     """BFS once, then each seed plain and with --swarm; print the comparison."""
     spec = HUNTS[name]
-    bfs_secs, bfs = _timed(["run", *spec])
+    bfs_secs, bfs = timed(["run", *spec])
     bfs_in = float(bfs["seconds"])  # type: ignore[arg-type]
     print(
         f"{name}: BFS {bfs['result']} in {bfs['trace_length']} actions, {bfs_secs:.1f} s "
@@ -79,7 +81,7 @@ def hunt(name: str, seeds: int, timeout: str, depth: str) -> None:
         within: list[float] = []  # the run's own seconds, without the process start-up
         for seed in range(seeds):
             args = ["simulate", *spec, *mode, "--seed", str(seed), "--depth", depth]
-            secs, sim = _timed([*args, "--timeout", timeout])
+            secs, sim = timed([*args, "--timeout", timeout])
             stats = sim["simulation"]
             assert isinstance(stats, dict)
             print(

@@ -47,6 +47,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from bench import simulation
+
 ROOT = Path(__file__).resolve().parent.parent
 
 MODULE = """---- MODULE MCraft ----
@@ -150,14 +152,18 @@ def run_tlc(
     return run_tlc_model(classpath, work, "MCraft", cfg.name, workers)
 
 
+def _tlc(classpath: str, meta: Path, module: str, cfg: str, *options: str) -> list[str]:
+    """The command that runs TLC on ``module`` under ``cfg``, its states in ``meta``."""
+    cmd = ["java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", *options]
+    return [*cmd, "-metadir", str(meta), "-config", cfg, f"{module}.tla"]
+
+
 def run_tlc_model(
     classpath: str, work: Path, module: str, cfg: str, workers: int = 1
 ) -> dict[str, float]:
     """One TLC run of ``module`` under configuration ``cfg`` (files in ``work``)."""
     meta = Path(tempfile.mkdtemp(prefix="states-", dir=work))
-    cmd = ["java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", "-workers", str(workers)]
-    cmd += ["-metadir", str(meta), "-config", cfg, f"{module}.tla"]
-    took, out = _timed(cmd, work)
+    took, out = _timed(_tlc(classpath, meta, module, cfg, "-workers", str(workers)), work)
     shutil.rmtree(meta, ignore_errors=True)
     counts, depth = _TLC_COUNTS.search(out), _TLC_DEPTH.search(out)
     if counts is None or depth is None:
@@ -240,24 +246,21 @@ def _hunt(console: Console, classpath: str, work: Path, seeds: int, timeout: flo
     (work / "MCprobe.tla").write_text(PROBE_MODULE)
     cfg = CONFIG.format(max_log=2, max_msgs=1, symmetry="") + "INVARIANT CommitAtMostOne\n"
     (work / "MCprobe.cfg").write_text(cfg)
-    probe = str(ROOT / "bench" / "raft_commit_probe.py")
     found: dict[str, list[float]] = {"TLC -simulate": [], "mcheck simulate": [], "--swarm": []}
     for seed in range(1, seeds + 1):
         meta = Path(tempfile.mkdtemp(prefix="sim-", dir=work))
-        cmd = ["java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", "-simulate"]
-        cmd += ["-depth", "100", "-seed", str(seed), "-workers", "1", "-metadir", str(meta)]
-        cmd += ["-config", "MCprobe.cfg", "MCprobe.tla"]
+        options = ["-simulate", "-depth", "100", "-seed", str(seed), "-workers", "1"]
+        cmd = _tlc(classpath, meta, "MCprobe", "MCprobe.cfg", *options)
         took, out = _timed(cmd, work, ok=(0, 12, 13), timeout=timeout)
-        if "Invariant CommitAtMostOne is violated" in out:
+        hit = "Invariant CommitAtMostOne is violated" in out
+        if hit:
             found["TLC -simulate"].append(took)
-        hit = "found" if "Invariant CommitAtMostOne is violated" in out else "not found"
-        console.print(f"seed {seed}: TLC -simulate {took:.1f} s, {hit}", style="dim")
+        console.print(f"seed {seed}: TLC -simulate {took:.1f} s, found: {hit}", style="dim")
         for name, extra in (("mcheck simulate", []), ("--swarm", ["--swarm"])):
-            cmd = [sys.executable, "-m", "checker", "simulate", probe, "--const", "MaxLogLen=2"]
-            cmd += ["--property", "CommitAtMostOne", "--seed", str(seed), "--depth", "100"]
-            cmd += [*extra, "--timeout", str(timeout), "--json", "--trace-out", "/dev/null"]
-            took, out = _timed(cmd, ROOT, ok=(0, 3, 12))
-            if out and json.loads(out.strip().splitlines()[-1]).get("result") == "violation":
+            # The same hunt as bench.simulation's (its probe, its bound, its runner).
+            args = ["simulate", *simulation.HUNTS["raft"], "--seed", str(seed), "--depth", "100"]
+            took, sim = simulation.timed([*args, *extra, "--timeout", str(timeout)])
+            if sim.get("result") == "violation":
                 found[name].append(took)
     table = Table(title=f"time to 'no commit beyond index 1' violated, {seeds} seeds")
     for col in ("hunter", "found", "median s", "each s"):
