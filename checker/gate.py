@@ -739,9 +739,12 @@ def _add_after_last_key(table: Any, key: str, value: Any) -> None:
     """Add ``key`` right after the table's last key: comments and blank lines after it
     belong to what follows (tomlkit's plain ``add`` would append below them)."""
     container = getattr(table, "value", None)
-    keys = [k.key for k, _ in getattr(container, "body", []) if k is not None]
-    insert_after = getattr(container, "_insert_after", None)
-    if keys and insert_after is not None:
-        insert_after(keys[-1], key, value)
-    else:  # another tomlkit layout: correct TOML still, the comment may move
+    body = getattr(container, "body", [])
+    at = [i for i, (k, _) in enumerate(body) if k is not None]
+    # tomlkit has no public "insert at"; ``_insert_at`` is in 0.11 to 0.15.3 at least
+    # (``_insert_after``, used before, is gone from 0.15.3).
+    insert_at = getattr(container, "_insert_at", None)
+    if at and insert_at is not None and at[-1] + 1 < len(body):
+        insert_at(at[-1] + 1, key, value)
+    else:  # nothing after the last key (or another tomlkit layout): at the end
         table[key] = value
