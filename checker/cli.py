@@ -858,7 +858,8 @@ def _report(
         render_timeline(timeline_of_run(result, model, presentation), console)
     console.print(Text(head[0], style=head[1]))
     if saved is not None:
-        console.print(Text(f"trace saved to {saved} ({command()} show {saved})"))
+        # Never wrapped: the command is for copying, and a long path broke it in two.
+        console.print(Text(f"trace saved to {saved} ({command()} show {saved})"), soft_wrap=True)
     if result.simulation is not None:
         _report_simulation(console, result, result.simulation)
         return

@@ -39,6 +39,8 @@ def test_a_venv_mcheck_on_path_is_plain_mcheck(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_trace_hint_of_a_run(tmp_path: Path) -> None:
+    """The hint names the very command to show the saved trace, in one piece even on
+    a terminal narrower than the line (it is for copying)."""
     mcheck = Path(sys.executable).parent / "mcheck"
     if not mcheck.exists():
         pytest.skip("no mcheck script beside this interpreter")
@@ -47,6 +49,6 @@ def test_the_trace_hint_of_a_run(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "60"},
     ).stdout
     assert f"({mcheck} show {tmp_path / 't.itf.json'})" in out
