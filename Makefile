@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 ## install: a local virtualenv (.venv) with mcheck and its dev tools
 install: $(STAMP)
 
-## test: the test suite (under 10 minutes on 2 cores)
+## test: the test suite (under 10 minutes on 2 cores), one pytest worker per core
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 ## lint: ruff and mypy
 lint: $(STAMP)
