@@ -15,7 +15,7 @@ import pytest
 
 from checker import CompiledSpec, ConfigError, Options
 from checker import run as check
-from checker.adaptive import FIRST_TRIAL, STEP, MeasuredExpansion
+from checker.adaptive import FIRST_TRIAL, MARGIN, STEP, WINDOW, MeasuredExpansion
 from checker.loader import load_spec_class
 
 
@@ -84,9 +84,37 @@ def test_the_fast_engine_stays_where_the_plain_one_is_dearer_and_the_trial_is_sh
     assert exp.plain.expanded <= 2 * STEP
 
 
+class Drift(Stand):
+    """A stand-in whose work per state grows along the run (as a set of messages grows
+    level by level), the same for both expansions."""
+
+    def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Any], None]:
+        (n,) = self.state(handle)
+        self.clock.now += 2 * self.cost * n / 500
+        return super().expand(ordinal, handle)
+
+
+def test_the_trial_compares_the_expansions_not_the_drift_of_the_run() -> None:
+    """The plain expansion is 0.8 times the fast one's cost on the same states; the
+    work per state grows along the run.  Measured one after the other, the later
+    window looked dearer and the fast engine stayed; taking turns, the plain one is
+    found cheaper."""
+    clock = Clock()
+    fast, plain = Drift(clock, 1.0, False), Drift(clock, 0.8, True)
+    exp = MeasuredExpansion(fast, plain, "measured", clock)
+    queue: deque[Any] = deque([exp.handle_of((1,))])
+    for _ in range(3 * FIRST_TRIAL):
+        _, cands, _ = exp.expand(0, queue.popleft())
+        queue += [c[3] for c in cands]
+    assert exp.current is exp.plain and exp.switches == 1
+
+
 def test_a_close_call_keeps_the_expansion_in_use() -> None:
-    exp, _ = _run(fast_cost=1.0, plain_cost=0.9, states=3 * FIRST_TRIAL)
-    assert exp.current is exp.fast
+    """Cheaper by less than the margin (MARGIN): no switch."""
+    exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN + 0.03, states=3 * FIRST_TRIAL)
+    assert exp.current is exp.fast and exp.switches == 0
+    exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN - 0.03, states=3 * FIRST_TRIAL)
+    assert exp.current is exp.plain
 
 
 def test_an_unknown_policy_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,10 +160,11 @@ class Blip(Stand):
 
 
 def test_a_switch_on_a_blip_is_undone_soon() -> None:
-    """One misleading window made the plain expansion take over; a trial soon after
-    the switch (not SPACING times the states run later) brings the fast one back."""
+    """One misleading trial (the fast engine dear on every turn it took) made the
+    plain expansion take over; a trial soon after the switch (not SPACING times the
+    states run later) brings the fast one back."""
     clock = Clock()
-    fast = Blip(clock, 0.2, range(FIRST_TRIAL - 700, FIRST_TRIAL))
+    fast = Blip(clock, 0.2, range(FIRST_TRIAL, FIRST_TRIAL + WINDOW))
     plain = Stand(clock, 1.0, True)
     exp = MeasuredExpansion(fast, plain, "measured", clock)
     queue: deque[Any] = deque([exp.handle_of((1,))])
