@@ -69,8 +69,8 @@ class MeasuredExpansion:
 
     A trial is, where the other one is the fast engine, ``WINDOW // 2`` states of it
     unmeasured (its caches warm again after a long rest); then the two take turns
-    every ``STEP`` states, each measured, until the other one has expanded ``WINDOW``
-    states (or is clearly dearer already)."""
+    every ``STEP`` states, each measured, until each has expanded ``WINDOW`` states
+    (or the other one is clearly dearer already)."""
 
     def __init__(
         self,
