@@ -113,7 +113,7 @@ class PartitionActor:
         except MemoryError:
             return ("failed", f"worker {self.part.w} ran out of memory")
         except MCheckError as exc:
-            return ("failed", str(exc))
+            return ("error", exc)  # the spec's own error: raised as one process would
         except Exception as exc:
             return ("failed", f"worker {self.part.w} failed: {type(exc).__name__}: {exc}")
 
@@ -208,6 +208,8 @@ class ClusterBackend(LevelBackend):
                 raise value
             if tag == "failed":
                 raise WorkerLost(value)
+            if tag == "error":
+                raise value
             out.append(value)
         return out
 

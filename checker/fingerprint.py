@@ -25,16 +25,27 @@ very same (or strictly equal) values; otherwise it is computed afresh.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import enum
 from collections.abc import Callable, Iterable, Mapping
 from hashlib import blake2b
 from typing import Any
 
-from pyrsistent import PBag, PMap, PSet, PVector, pset
+import immutables
 
 from checker.strict import strict_equal
+from checker.valuekinds import (
+    PBAG_TYPE,
+    PMAP_TYPE,
+    PSET_TYPE,
+    PVECTOR_TYPE,
+    Kind,
+    StateValueError,
+    kind_of,
+    qualified_name,
+    record_fields,
+)
 from checker.values import ModelValue
+
+__all__ = ["StateValueError"]  # (re-exported: raised by every encoding)
 
 Renaming = Mapping[ModelValue, ModelValue] | None
 Encoder = Callable[[Any, Renaming], Any]
@@ -43,7 +54,24 @@ _MASK64 = (1 << 64) - 1
 
 #: Bumped whenever an encoding or the hash changes: a checkpoint records it, and one
 #: written with another version is not resumed (its visited set means other states).
-FINGERPRINT_VERSION = 1
+#: 2: every kind tagged (issue 41): a tuple never spells a set, a record, a map or a
+#: bag, a string never spells a model value or an enum member, and the map and set
+#: kinds (Map, pmap; frozenset, pset) and tuple and pvector are told apart.
+FINGERPRINT_VERSION = 2
+
+# The encoding: atoms (int, bool, str, None) stand for themselves; every other kind is
+# a tuple whose first item is a bytes tag.  States never hold bytes (the value model
+# refuses them), so no user value spells a tag, and a plain tuple is a tuple: the
+# encoding is injective, and repr() of it (what is hashed) is too.
+TAG_PVECTOR = b"#v"
+TAG_RECORD = b"#r"
+TAG_DATACLASS = b"#d"
+TAG_ENUM = b"#e"
+TAG_FROZENSET = b"#s"
+TAG_PSET = b"#S"
+TAG_MAP = b"#m"
+TAG_PMAP = b"#M"
+TAG_BAG = b"#b"
 
 
 def _atom(v: Any, ren: Renaming) -> Any:
@@ -55,11 +83,15 @@ def _model_value(v: ModelValue, ren: Renaming) -> Any:
 
 
 def _sorted(items: list[Any]) -> list[Any]:
-    try:
-        items.sort()
-    except TypeError:
-        # Mixed kinds in one set (ints beside None, say): order by text instead.
-        items.sort(key=repr)
+    """Encodings in a canonical order: by value when they are all ints or all
+    strings, else by their text (ordering mixed encodings by value could succeed or
+    fail by the order they came in, and with it the order the sort produced)."""
+    if items:
+        t = type(items[0])
+        if (t is int or t is str) and all(type(x) is t for x in items):
+            items.sort()
+            return items
+    items.sort(key=repr)
     return items
 
 
@@ -80,8 +112,16 @@ def _sequence(v: Any, ren: Renaming) -> Any:
     return tuple([_enc_inline(x, ren) for x in v])
 
 
-def _set(v: Any, ren: Renaming) -> Any:
-    return ("#set", *_sorted([_enc_inline(x, ren) for x in v]))
+def _pvector(v: Any, ren: Renaming) -> Any:
+    return (TAG_PVECTOR, *[_enc_inline(x, ren) for x in v])
+
+
+def _frozenset(v: Any, ren: Renaming) -> Any:
+    return (TAG_FROZENSET, *_sorted([_enc_inline(x, ren) for x in v]))
+
+
+def _pset(v: Any, ren: Renaming) -> Any:
+    return (TAG_PSET, *_sorted([_enc_inline(x, ren) for x in v]))
 
 
 def _items(v: Any) -> Any:
@@ -97,26 +137,25 @@ def _items(v: Any) -> Any:
     return out
 
 
-def _map(v: Any, ren: Renaming) -> Any:
+def _pmap(v: Any, ren: Renaming) -> Any:
     return (
-        "#map",
+        TAG_PMAP,
         *_sorted([(_enc_inline(k, ren), _enc_inline(x, ren)) for k, x in _items(v)]),
     )
 
 
-def _plain_map(v: Any, ren: Renaming) -> Any:
+def _map(v: Any, ren: Renaming) -> Any:
     return (
-        "#map",
+        TAG_MAP,
         *_sorted([(_enc_inline(k, ren), _enc_inline(x, ren)) for k, x in v.items()]),
     )
 
 
 def _bag(v: Any, ren: Renaming) -> Any:
-    return ("#bag", *_sorted([(_enc_inline(k, ren), n) for k, n in v.items()]))
-
-
-def _enum(v: enum.Enum, ren: Renaming) -> Any:
-    return f"{type(v).__name__}.{v.name}"
+    counts: dict[Any, int] = {}
+    for x in v:
+        counts[x] = counts.get(x, 0) + 1
+    return (TAG_BAG, *_sorted([(_enc_inline(k, ren), n) for k, n in counts.items()]))
 
 
 _ATOMS = frozenset({int, str, bool, type(None)})
@@ -128,87 +167,43 @@ _ENCODERS: dict[type, Encoder] = {
     type(None): _atom,
     ModelValue: _model_value,
     tuple: _sequence,
-    frozenset: _set,
-}
-
-
-class StateValueError(TypeError):
-    """A state holds a value mcheck refuses: mutable, or of a kind states cannot hold."""
-
-
-#: Mutable kinds a state must not hold, with the immutable kind to use instead.
-_MUTABLE = {
-    list: "a tuple or pyrsistent pvector",
-    dict: "immutables.Map or pyrsistent pmap",
-    set: "a frozenset or pyrsistent pset",
-    bytearray: "bytes are not state values either: use a str",
+    PVECTOR_TYPE: _pvector,
+    frozenset: _frozenset,
+    PSET_TYPE: _pset,
+    immutables.Map: _map,
+    PMAP_TYPE: _pmap,
+    PBAG_TYPE: _bag,
 }
 
 
 def _encoder_for(t: type) -> Encoder:
-    """Pick (and cache) the encoder for a type met for the first time; refuse mutable
-    containers and values that are not TLA+-like state values, naming the fix."""
+    """Pick (and cache) the encoder for a type met for the first time; a type states
+    cannot hold is refused by name (:func:`checker.valuekinds.kind_of`)."""
+    kind = kind_of(t)
     enc: Encoder
-    for kind, instead in _MUTABLE.items():
-        if issubclass(t, kind):
-            raise StateValueError(
-                f"a {t.__name__}, which is mutable (an action could change it in place): "
-                f"use {instead}"
-            )
-    if issubclass(t, float | complex | bytes):
-        raise StateValueError(
-            f"a {t.__name__}: states hold ints, strings, bools, None, model values and "
-            "immutable containers of them (TLA+ has no reals; traces could not be saved)"
-        )
-    if dataclasses.is_dataclass(t):
-        params = getattr(t, "__dataclass_params__", None)
-        if params is not None and not params.frozen:
-            raise StateValueError(
-                f"a {t.__name__}, a dataclass that is not frozen (mutable): "
-                "declare it @dataclass(frozen=True)"
-            )
-        names = tuple(f.name for f in dataclasses.fields(t))
-        tag = t.__name__
+    if kind is Kind.NAMEDTUPLE:
+        rtag = qualified_name(t)
 
         def enc(v: Any, ren: Renaming) -> Any:
-            return (tag, *[_enc_inline(getattr(v, n), ren) for n in names])
+            return (TAG_RECORD, rtag, *[_enc_inline(x, ren) for x in v])
 
-    elif issubclass(t, enum.Enum):
-        enc = _enum
-    elif issubclass(t, PMap):
-        enc = _map
-    elif issubclass(t, Mapping) or (hasattr(t, "items") and hasattr(t, "set")):
-        # immutables.Map and other mappings: their items() is fast already.
-        enc = _plain_map
-    elif issubclass(t, PBag):
-        enc = _bag_encoder
-    elif issubclass(t, PSet | frozenset):
-        enc = _set
-    elif issubclass(t, tuple) and hasattr(t, "_fields"):
-        tag = t.__name__
+    elif kind is Kind.DATACLASS:
+        dtag = qualified_name(t)
+        names = record_fields(t)
 
         def enc(v: Any, ren: Renaming) -> Any:
-            return (tag, *[_enc_inline(x, ren) for x in v])
+            return (TAG_DATACLASS, dtag, *[_enc_inline(getattr(v, n), ren) for n in names])
 
-    elif issubclass(t, PVector | tuple):
-        enc = _sequence
-    elif issubclass(t, int | str):
-        enc = _atom
-    else:
-        raise StateValueError(
-            f"a value of type {t.__name__}, which mcheck cannot fingerprint: use ints, "
-            "strings, bools, None, model values, tuples, frozen dataclasses, enums, or "
-            "immutable maps and sets (immutables.Map, pyrsistent pmap/pvector/pset/pbag)"
-        )
+    elif kind is Kind.ENUM:
+        etag = qualified_name(t)
+
+        def enc(v: Any, ren: Renaming) -> Any:
+            return (TAG_ENUM, etag, v.name)
+
+    else:  # (every other kind is in _ENCODERS from the start)
+        raise AssertionError(f"no encoder for kind {kind.name}")
     _ENCODERS[t] = enc
     return enc
-
-
-def _bag_encoder(v: Any, ren: Renaming) -> Any:
-    counts: dict[Any, int] = {}
-    for x in v:
-        counts[x] = counts.get(x, 0) + 1
-    return _bag(counts, ren)
 
 
 def encode(v: Any, ren: Renaming = None) -> Any:
@@ -266,14 +261,18 @@ def entry_term(position: int, key_fp: int, value_fp: int) -> int:
     return mix((key_fp * 0x9E3779B97F4A7C15 + value_fp) & _MASK64, position)
 
 
-def map_tag(position: int) -> int:
-    """The constant term of a map-valued variable (an empty map is not nothing)."""
-    return mix(0xA5A5A5A5A5A5A5A5, position + 4096)
+def map_tag(position: int, kind: Kind = Kind.MAP) -> int:
+    """The constant term of a map-valued variable (an empty map is not nothing), one
+    per map kind (a Map and a pmap with the same entries are two values)."""
+    salt = 0xA5A5A5A5A5A5A5A5 if kind is Kind.MAP else 0xC3C3C3C3C3C3C3C3
+    return mix(salt, position + 4096)
 
 
-def set_tag(position: int) -> int:
-    """The constant term of a set-valued variable (an empty set is not nothing)."""
-    return mix(0x5A5A5A5A5A5A5A5A, position + 8192)
+def set_tag(position: int, kind: Kind = Kind.FROZENSET) -> int:
+    """The constant term of a set-valued variable (an empty set is not nothing), one
+    per set kind (a frozenset and a pset with the same members are two values)."""
+    salt = 0x5A5A5A5A5A5A5A5A if kind is Kind.FROZENSET else 0x3C3C3C3C3C3C3C3C
+    return mix(salt, position + 8192)
 
 
 def element_term(position: int, element_fp: int) -> int:
@@ -282,31 +281,20 @@ def element_term(position: int, element_fp: int) -> int:
     return mix(element_fp, position + 12288)
 
 
-def is_map(value: Any) -> bool:
-    """Map-valued variables get entry-wise terms (immutables.Map, pmap, any Mapping)."""
-    return isinstance(value, Mapping)
-
-
-def is_set(value: Any) -> bool:
-    """Set-valued variables get element-wise terms (frozenset, pyrsistent pset)."""
-    return isinstance(value, frozenset | PSet)
-
-
 def variable_term(position: int, value: Any, ren: Renaming = None) -> int:
     """A variable's term in its state's fingerprint (under renaming ``ren``): the
     position-mixed fingerprint of its value; for a map the sum of its entries' terms,
     for a set the sum of its elements' (the definition :class:`TermCalculator`
     computes incrementally)."""
-    if isinstance(value, Mapping):
-        if isinstance(value, dict):
-            encode(value)  # refused (mutable), with the standard message
-        items = value.items() if not isinstance(value, PMap) else _items(value)
-        total = map_tag(position)
+    kind = kind_of(type(value))
+    if kind is Kind.MAP or kind is Kind.PMAP:
+        items = value.items() if kind is Kind.MAP else _items(value)
+        total = map_tag(position, kind)
         for k, x in items:
             total += entry_term(position, fingerprint(k, ren), fingerprint(x, ren))
         return total & _MASK64
-    if isinstance(value, frozenset | PSet):
-        total = set_tag(position)
+    if kind is Kind.FROZENSET or kind is Kind.PSET:
+        total = set_tag(position, kind)
         for x in value:
             total += element_term(position, fingerprint(x, ren))
         return total & _MASK64
@@ -367,23 +355,27 @@ class Lanes:
 
 
 _MISSING = object()
-_PSET: type = type(pset())
+_PSET: type = PSET_TYPE
 #: Atoms whose == is strict once their types are the same.
-_STRICT_ATOMS = frozenset({int, str, bool, type(None), bytes})
+_STRICT_ATOMS = frozenset({int, str, bool, type(None)})
 
-# How a variable's term is made, by the type of its value (found once per type: an
-# isinstance test against the Mapping ABC costs more than the dictionary lookup).
+# How a variable's term is made, by the type of its value (found once per type from
+# the value model's kind: an unsupported type is refused there, by name).
 _SCALAR, _MAPPING, _SET_KIND = range(3)
 _KIND: dict[type, int] = dict.fromkeys((int, str, bool, type(None), tuple), _SCALAR)
+#: Per map or set type, its kind (for the variable's tag).
+_TAG_KIND: dict[type, Kind] = {}
 
 
 def _kind_of(t: type) -> int:
-    if issubclass(t, Mapping):
+    kind = kind_of(t)
+    if kind is Kind.MAP or kind is Kind.PMAP:
         k = _MAPPING
-    elif issubclass(t, frozenset | PSet):
+    elif kind is Kind.FROZENSET or kind is Kind.PSET:
         k = _SET_KIND
     else:
         k = _SCALAR
+    _TAG_KIND[t] = kind
     _KIND[t] = k
     return k
 
@@ -487,17 +479,15 @@ class TermCalculator:
             return self.scalar_term(position, value)
         n = len(self.rens)
         if kind == _MAPPING:
-            if isinstance(value, dict):
-                encode(value)  # refused (mutable), with the standard message
-            items = value.items() if not isinstance(value, PMap) else _items(value)
-            totals = [map_tag(position)] * n
+            items = value.items() if t is not PMAP_TYPE else _items(value)
+            totals = [map_tag(position, _TAG_KIND[t])] * n
             for k, x in items:
                 kf = self.fps(k)
                 xf = self.fps(x)
                 for r in range(n):
                     totals[r] += entry_term(position, kf[r], xf[r])
             return self._pack(totals)
-        totals = [set_tag(position)] * n
+        totals = [set_tag(position, _TAG_KIND[t])] * n
         for x in value:
             xf = self.fps(x)
             for r in range(n):
@@ -521,6 +511,7 @@ class TermCalculator:
         """The term of ``new`` from that of ``old`` (the same variable in the parent
         state): for two sets or two maps, adjusted by the elements or entries that
         differ; otherwise computed afresh."""
+        given = new  # (for a term afresh: of the value's own kind, not of the copy below)
         if type(new) is _PSET and type(old) is _PSET:
             # A pset's members, read from its map's buckets (in C, not through
             # pyrsistent's generators), differ from the parent's as frozensets do.
@@ -532,11 +523,9 @@ class TermCalculator:
             # Set difference pairs elements by ==: exact only when the elements both
             # sets keep are the very same (or strictly equal) values.
             if not _same_members(new - added if added else new, old - removed if removed else old):
-                return self.term(position, new)
+                return self.term(position, given)
             return self._adjust(old_term, position, added, removed, None, None)
         if type(new) is type(old) and _KIND.get(type(new)) == _MAPPING:
-            if isinstance(new, dict):
-                encode(new)  # refused (mutable), with the standard message
             if len(old) > 2 * len(new) + 8:
                 return self.term(position, new)
             plus = []

@@ -16,18 +16,54 @@ from checker.spec import USER_MODULE_PREFIX, Spec
 
 
 def _import_file(path: Path) -> ModuleType:
+    """Import a spec file as a fresh module, its own helper modules with it.
+
+    A spec file may import modules beside it (``from limits import LIMIT``).  Two spec
+    files in two folders can each have a helper of the same plain name: were the
+    first one's left in ``sys.modules``, the second spec would run with it.  So while
+    a spec file is imported its folder comes first on the path, every module its
+    folder provides is imported afresh, and afterwards those modules leave
+    ``sys.modules`` again (the spec keeps them; what was there before is restored).
+    """
     name = f"{USER_MODULE_PREFIX}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SpecLoadError(f"cannot load spec file {path}")
     module = importlib.util.module_from_spec(spec)
+    folder = path.parent.resolve()
+    own = _local_module_names(folder)
+    hidden = {
+        k: sys.modules.pop(k) for k in list(sys.modules) if k.partition(".")[0] in own and k != name
+    }
+    saved_path = list(sys.path)
+    sys.path.insert(0, str(folder))
     sys.modules[name] = module
-    # A spec file beside its own helpers may import them: put its folder on the path.
-    folder = str(path.parent.resolve())
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        for k in list(sys.modules):
+            if k.partition(".")[0] in own and k != name:
+                del sys.modules[k]
+        sys.modules.update(hidden)
+        sys.path[:] = saved_path
     return module
+
+
+def _local_module_names(folder: Path) -> set[str]:
+    """The top-level module names a folder provides (``x.py``, packages ``x/``), but
+    never mcheck's own or the standard library's (a spec imports those as they are)."""
+    names: set[str] = set()
+    with contextlib.suppress(OSError):
+        for entry in folder.iterdir():
+            if entry.suffix == ".py" and entry.stem.isidentifier():
+                names.add(entry.stem)
+            elif entry.is_dir() and (entry / "__init__.py").is_file():
+                names.add(entry.name)
+    return names - _NEVER_HIDDEN - sys.stdlib_module_names
+
+
+#: Packages a spec imports from the installation, whatever its folder holds.
+_NEVER_HIDDEN = frozenset({"checker", "mcheck_shipped", "__init__"})
 
 
 def project_spec_dirs(cwd: Path | None = None) -> list[Path]:

@@ -377,7 +377,8 @@ class CompiledSpec:
                     nxt = effect(state, *params)
                     if nxt is None:
                         continue
-                    if type(nxt) is not state_type and not isinstance(nxt, state_type or ()):
+                    if type(nxt) is not state_type:
+                        # (a subclass too: another record, which type(s) tells apart)
                         raise _WrongType(nxt)
                     append((index, params, nxt))
             except _WrongType as wrong:
@@ -515,6 +516,21 @@ class CompiledSpec:
         """The (parameters, next state) of one action family's enabled instances."""
         return [(p, t) for ai, p, t in self._successors_of(self._plans[index : index + 1], state)]
 
+    def family_callables(
+        self, index: int
+    ) -> tuple[str, Callable[..., Any], Callable[..., Any] | None, Callable[..., Any] | None, int]:
+        """One action family's (name, effect, guard, state-drawn domain, arity), bound
+        to the spec: what the fast engine runs through its instrumented copies."""
+        _, name, effect, guard, _, dynamic, arity = self._plans[index]
+        return name, effect, guard, dynamic, arity
+
+    def drawn_instances(
+        self, name: str, dynamic: Callable[[Any], Any], arity: int, state: Any
+    ) -> list[tuple[Any, ...]]:
+        """The parameter tuples ``dynamic`` (an ``over_state`` domain, or a stand-in
+        for it) draws from ``state``, ordered as every engine orders them."""
+        return self._drawn_instances(name, dynamic, arity, state)
+
     def family_instances(self, index: int) -> list[tuple[Any, ...]] | None:
         """The parameter tuples of a family with a static domain (None: drawn from the
         state by ``over_state``)."""
@@ -534,10 +550,7 @@ class CompiledSpec:
             raise EvaluationError(
                 f"action {label_of(self._plans[index][1], params)}", exc, state
             ) from exc
-        # isinstance, not only the exact type: the fast engine's tracked states are a
-        # subclass, and running the action again below to report the mistake would
-        # double the cost of every cache miss.
-        if nxt is None or type(nxt) is self.state_type or isinstance(nxt, self.state_type or ()):
+        if nxt is None or type(nxt) is self.state_type:
             return nxt
         plan = self._plans[index]
         out = self._successors_of([(*plan[:4], [params], None, plan[6])], state)

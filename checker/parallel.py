@@ -120,8 +120,13 @@ def _worker(
         with contextlib.suppress(Exception):
             link.send(("failed", f"worker {w} ran out of memory"))
     except MCheckError as exc:
-        with contextlib.suppress(Exception):
-            link.send(("failed", str(exc)))
+        # The spec's own error (a refused value, say): the coordinator raises it as one
+        # process would (exit 2), not as a worker lost (incomplete).
+        try:
+            link.send(("error", exc))
+        except Exception:
+            with contextlib.suppress(Exception):
+                link.send(("failed", str(exc)))
     except BaseException as exc:
         with contextlib.suppress(Exception):
             link.send(("failed", f"worker {w} failed: {type(exc).__name__}: {exc}"))
@@ -269,7 +274,7 @@ class WorkerBackend(LevelBackend):
                     raise WorkerLost(self._death(w)) from None
                 if msg[0] == "failed":
                     raise WorkerLost(msg[1])
-                if msg[0] == "restart":
+                if msg[0] in ("restart", "error"):
                     raise msg[1]
                 return msg
             if proc.sentinel in ready or not proc.is_alive():

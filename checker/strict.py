@@ -5,79 +5,67 @@ tuples), ``(1, 2) == Pair(1, 2)`` and ``IntEnum`` members equal to ints; TLA+ do
 (TRUE is not 1, a record of one type is not a record of another).  A cache keyed by
 values (the fast engine's slot numbers, the fingerprint calculator's memo) finds a
 candidate by hash and ``==``, in C, and accepts it only when :func:`strict_equal` says
-the two are the same value: the same type at every level, equal atoms, and containers
-whose elements pair up strictly.  It is stricter than the fingerprint (a tuple and a
-pvector are one TLA+ sequence, but an action may treat them differently): a cache that
-keeps two entries for one TLA+ value costs a little memory; one that keeps one entry
-for two values gives wrong answers.
+the two are the same value: of the same kind at every level (the closed list of
+:mod:`checker.valuekinds`), equal atoms, and containers whose elements pair up
+strictly.  It separates exactly what the fingerprint's encoding separates: a tuple
+and a pvector are two values, as are a frozenset and a pset, an ``immutables.Map``
+and a pmap (an action may tell them apart, so an engine must too).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 from operator import is_
 from typing import Any
 
-import immutables
-import pyrsistent
-
+from checker.valuekinds import (
+    _KIND_OF,
+    ATOM_KINDS,
+    MAP_KINDS,
+    SEQUENCE_KINDS,
+    SET_KINDS,
+    Kind,
+    StateValueError,
+    kind_of,
+    record_fields,
+)
 from checker.values import ModelValue
 
 _MISSING: Any = object()
-_ATOMS: frozenset[type] = frozenset({int, str, bool, type(None), ModelValue, bytes})
-_SEQUENCES: frozenset[type] = frozenset({tuple, type(pyrsistent.pvector())})
-_SETS: frozenset[type] = frozenset({frozenset, type(pyrsistent.pset())})
-_MAPS: frozenset[type] = frozenset({immutables.Map, type(pyrsistent.pmap())})
-_BAG: type = type(pyrsistent.pbag([]))
+#: Exact types whose values are equal once their types are and Python says so.
+_ATOMS: frozenset[type] = frozenset({int, str, bool, type(None), ModelValue})
 
 
 def strict_equal(a: Any, b: Any) -> bool:
-    """Whether ``a`` and ``b`` are the same value: of the same type at every level,
-    equal atoms, the same fields, the same elements and entries (paired by type and
-    value, then compared strictly)."""
+    """Whether ``a`` and ``b`` are the same value (:mod:`checker.valuekinds`): of the
+    same kind at every level (records and enums: of the same class), equal atoms, the
+    same fields, the same elements and entries (paired by type and value, then
+    compared strictly).  A value of a type states cannot hold raises
+    :class:`~checker.valuekinds.StateValueError`; two such values are never compared
+    by Python's ``==`` alone."""
     if a is b:
         return True
     t = type(a)
     if t is not type(b):
         return False
-    kind = _KINDS.get(t) or _kind(t)
-    if kind == _ATOM:
+    kind = _KIND_OF.get(t)
+    if kind is None:
+        kind = kind_of(t)
+    if kind in ATOM_KINDS:
         return bool(a == b)
-    if kind == _SEQ:
+    if kind in SEQUENCE_KINDS:
         return len(a) == len(b) and _items_equal(a, b)
-    if kind == _MAP and len(a) == len(b) and all(map(is_, a.keys(), b.keys())):
+    if kind is Kind.MODEL_VALUE or kind is Kind.ENUM:
+        return False  # interned atoms and enum members: another object is another value
+    if kind in MAP_KINDS and len(a) == len(b) and all(map(is_, a.keys(), b.keys())):
         # The very same keys in the same order (maps of one key set iterate alike):
         # only the values are left to compare.
         return _items_equal(list(a.values()), list(b.values()))
     try:
         return _same(a, b, kind)
+    except StateValueError:
+        raise
     except TypeError:
         return False  # a comparison inside refused: pbag beside another kind of value
-
-
-# Kinds of types, found once per type (the checks run on every cache lookup).
-_ATOM, _SEQ, _MAP, _SET, _ENUM, _DATACLASS, _BAGKIND, _OTHER = range(8)
-_KINDS: dict[type, int] = dict.fromkeys(_ATOMS, _ATOM)
-
-
-def _kind(t: type) -> int:
-    if t in _SEQUENCES or issubclass(t, tuple):  # tuples, NamedTuples, pvectors
-        k = _SEQ
-    elif t in _MAPS:
-        k = _MAP
-    elif t in _SETS:
-        k = _SET
-    elif issubclass(t, enum.Enum):
-        k = _ENUM
-    elif dataclasses.is_dataclass(t):
-        k = _DATACLASS
-    elif t is _BAG:
-        k = _BAGKIND
-    else:
-        k = _OTHER
-    _KINDS[t] = k
-    return k
 
 
 def _items_equal(xs: Any, ys: Any) -> bool:
@@ -101,10 +89,10 @@ def _items_equal(xs: Any, ys: Any) -> bool:
     return True
 
 
-def _same(a: Any, b: Any, kind: int) -> bool:
+def _same(a: Any, b: Any, kind: Kind) -> bool:
     """Two values of one type (``kind`` is its kind): not atoms, not sequences, not
     maps whose keys are the very same objects (:func:`strict_equal` compares those)."""
-    if kind == _MAP:
+    if kind in MAP_KINDS:
         if len(a) != len(b):
             return False
         partner = _partners(list(b.keys()))
@@ -113,7 +101,7 @@ def _same(a: Any, b: Any, kind: int) -> bool:
             if key is _MISSING or not strict_equal(v, b[key]):
                 return False
         return True
-    if kind == _SET:
+    if kind in SET_KINDS:
         if len(a) != len(b):
             return False
         xs, ys = list(a), list(b)
@@ -121,17 +109,11 @@ def _same(a: Any, b: Any, kind: int) -> bool:
             return True
         partner = _partners(ys)
         return all(partner(x) is not _MISSING for x in xs)
-    if kind == _ENUM:
-        return False  # members are singletons: another object is another member
-    if kind == _DATACLASS:
-        return all(
-            strict_equal(getattr(a, f.name), getattr(b, f.name))
-            for f in dataclasses.fields(type(a))
-        )
-    if kind == _BAGKIND:
-        return bool(a == b) and _pairs_up(frozenset(a), frozenset(b))
-    # A kind no state should hold (the fingerprint refuses it): Python's equality.
-    return bool(a == b)
+    if kind is Kind.DATACLASS:
+        names = record_fields(type(a))
+        return _items_equal([getattr(a, n) for n in names], [getattr(b, n) for n in names])
+    assert kind is Kind.PBAG
+    return bool(a == b) and _pairs_up(frozenset(a), frozenset(b))
 
 
 def _pairs_up(a: Any, b: Any) -> bool:

@@ -27,9 +27,10 @@ class ModelValue:
     name: str
     group: str
     index: int
-    #: How the value appears in canonical encodings: a plain string, so encodings
-    #: hold only builtin atoms whose repr is computed in C.
-    token: str
+    #: How the value appears in canonical encodings: ``(b"@", group, name)``, builtin
+    #: atoms whose repr is computed in C, tagged with bytes (which no state value is)
+    #: so that no string or tuple a spec holds spells a model value.
+    token: tuple[bytes, str, str]
 
     def __new__(cls, name: str, group: str = "", index: int = 0) -> ModelValue:
         known = cls._interned.get((group, name))
@@ -43,7 +44,7 @@ class ModelValue:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "group", group)
         object.__setattr__(self, "index", index)
-        object.__setattr__(self, "token", f"@{group}:{name}")
+        object.__setattr__(self, "token", (b"@", group, name))
         cls._interned[(group, name)] = self
         return self
 
@@ -104,15 +105,26 @@ def named_values(names: list[str] | tuple[str, ...], group: str) -> tuple[ModelV
 
 
 def put(mapping: Any, key: Any, value: Any) -> Any:
-    """``mapping.set(key, value)``, but ``mapping`` itself when nothing would change.
+    """``mapping.set(key, value)`` (TLA+'s ``[f EXCEPT ![key] = value]``), but
+    ``mapping`` itself when nothing would change.
 
     pyrsistent builds a new map on every ``set``; returning the same object for a no-op
     update is cheaper and lets the explorer see that the variable did not change, so
-    its fingerprint is reused instead of recomputed.
+    its fingerprint is reused instead of recomputed.  "Nothing would change" is decided
+    by the value model's equality (:func:`checker.strict.strict_equal`), never by
+    Python's ``==``: writing ``True`` over ``1``, or ``Pong(0, 0)`` over ``Ping(0, 0)``,
+    is a change.  The key is looked up as the map looks it up (by ``==``), so writing
+    under key ``True`` in a map keyed ``1`` replaces that entry's value only, as
+    ``set`` does.
     """
     old = mapping.get(key, _ABSENT)
-    if old is value or (old is not _ABSENT and old == value):
+    if old is value:
         return mapping
+    if old is not _ABSENT and old == value:
+        from checker.strict import strict_equal  # (strict imports this module)
+
+        if strict_equal(old, value):
+            return mapping
     return mapping.set(key, value)
 
 

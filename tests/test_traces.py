@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 from immutables import Map
-from pyrsistent import pmap, pset, pvector
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 from rich.console import Console
 
 from checker import CompiledSpec, Options, invariant
@@ -70,13 +70,31 @@ def _values(children: Any) -> Any:
 values = st.recursive(atoms, _values, max_leaves=12)
 
 
+def _has_flavour(v: Any) -> bool:
+    """Whether ``v`` holds a container ITF reads back as another kind."""
+    if isinstance(v, PVector | PSet | PMap):
+        return True
+    if isinstance(v, Map):
+        return any(_has_flavour(k) or _has_flavour(x) for k, x in v.items())
+    if isinstance(v, tuple | frozenset):
+        return any(_has_flavour(x) for x in v)
+    if isinstance(v, Box):
+        return _has_flavour(v.item)
+    return False
+
+
 @given(values)
 def test_itf_round_trip_gives_the_same_value(v: Any) -> None:
     doc = trace_to_itf([v], ("x",), lambda s: (s,), [{"action": "init"}], {"spec": "t"})
     text = json.dumps(doc)  # what lands on disk
-    # Naming this module's types (as replay names the spec's) rebuilds them exactly.
+    # Naming this module's types (as replay names the spec's) rebuilds the records as
+    # them; the containers come back in ITF's flavours (a tuple for a pvector, a
+    # frozenset for a pset, a Map for a pmap), which the value model tells apart from
+    # Python's others, so a replay compares both sides in the read form.
     back = itf_from_json(json.loads(text), types=record_types(sys.modules[__name__]))
-    assert encode(back.states[0]["x"]) == encode(v)
+    assert encode(back.states[0]["x"]) == encode(back.normalize(v))
+    if not _has_flavour(v):
+        assert encode(back.states[0]["x"]) == encode(v)
     # Without them, records read as plain data, equal to the value's read form.
     plain = itf_from_json(json.loads(text))
     assert encode(plain.states[0]["x"]) == encode(plain.normalize(v))

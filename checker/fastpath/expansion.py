@@ -39,28 +39,21 @@ same order, the same fingerprints, the same events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from checker.errors import EvaluationError, SpecError
 from checker.expansion import MUTATION_CHECKS, Event, ExpansionSettings, Key, NewState, Restart
 from checker.fastpath.pilot import map_maker, pilot
+from checker.fastpath.reads import EVERY, WIDE, Layout, ReadLog, Untracked
 from checker.fastpath.slots import NUM as _NUM
 from checker.fastpath.slots import WIDTH, SlotTable
-from checker.fastpath.tracking import (
-    NotDecomposable,
-    TrackedMap,
-    Tracker,
-    Untrackable,
-    order_of_reads,
-    tracked_class,
-    tracked_input,
-)
 from checker.fastpath.trees import MAX_ROOT_ENTRIES, ROOT_INDEX_WINDOW, Branch, Cached, Leaf
 from checker.fingerprint import StateValueError, TermCalculator, entry_term, map_tag
 from checker.model import CompiledSpec
 from checker.strict import strict_equal
+from checker.valuekinds import kind_of
 from checker.values import ModelValue
 
 _MASK64 = (1 << 64) - 1
@@ -138,15 +131,28 @@ class FastExpansion:
         self.lane_reader: tuple[Any, int] = (
             self.lanes.reader(self.nb // 8) if self.lanes else (None, 0)
         )
-        base = sum(map_tag(i) for i in self.decomposed) & ((1 << 64) - 1)
+        # Each cut map's constant term, of its own kind (a Map's and a pmap's differ).
+        base = sum(map_tag(i, kind_of(type(sample[i]))) for i in self.decomposed) & _MASK64
         self.base = self.lanes.pack([base] * len(self.rens)) if self.lanes else base
-        self.tracker = Tracker()
-        self.tracked: Any = tracked_class(
-            model.state_type,  # type: ignore[arg-type]
-            self.decomposed,
-            self.whole_slot,
-            self.tracker,
+        keyslot: dict[int, dict[Any, int]] = {}
+        slotkey: dict[int, Any] = {}
+        for i, (keys, slots, _) in self.decomposed.items():
+            keyslot[i] = dict(zip(keys, slots, strict=True))
+            slotkey.update(zip(slots, keys, strict=True))
+        self.log = ReadLog(
+            Layout(
+                fields={n: i for i, n in enumerate(names)},
+                whole_slot=self.whole_slot,
+                wide=frozenset(self.wide_set),
+                keyslot=keyslot,
+                slotkey=slotkey,
+                slots_of={i: d[1] for i, d in self.decomposed.items()},
+                state_type=model.state_type,  # type: ignore[arg-type]
+            )
         )
+        #: Each fixed-key map variable's map type: a map of another kind is another
+        #: value (the layout changes, as when its keys do).
+        self.map_types = {i: type(sample[i]) for i in self.decomposed}
         uncached = settings.uncached
         self.caches: list[Cached] = []  # per static instance, or per state-drawn family
         for ai, name in enumerate(model.action_names):
@@ -230,7 +236,7 @@ class FastExpansion:
         same number, each found, and strictly the same key values (a map keyed
         ``True`` where the layout has ``1`` is another map)."""
         keys = self.decomposed[var][0]
-        if not isinstance(value, Mapping) or len(value) != len(keys):
+        if type(value) is not self.map_types[var] or len(value) != len(keys):
             return False
         ids, identity_only = self.key_ids[var]
         if identity_only:
@@ -333,23 +339,30 @@ class FastExpansion:
 
     # -- tracked evaluation ------------------------------------------------------------
     def _track(self, state: Any, run: Callable[[Any], Any]) -> tuple[Any, list[int] | None]:
-        """Run ``run`` on a tracked stand-in for ``state``: (its result, the slots it
-        read in order, or None if what it read cannot be cached).  ``run`` finishes
-        its work inside (results that hold tracked states are only valid there).
+        """Run ``run`` on the real ``state``, through instrumented copies of the spec's
+        code (:mod:`checker.fastpath.reads`): (its result, the slots it read in order,
+        or None if what it read cannot be cached).  ``run`` finishes its work inside
+        (what the log knows of the evaluation's objects holds only until the next).
         Raises :class:`_Direct` when the evaluation must be done directly."""
-        tracker = self.tracker
-        tracked = tracked_input(self.tracked, tracker, tuple(state))
+        self.log.begin(state)
         try:
-            value = run(tracked)
-            order = order_of_reads(tracker.reads, self.nslots)
+            value = run(state)
         except (SpecError, MemoryError, Restart):
             raise
         except Exception:
-            # The spec's own error (settled by the direct run, with the real state),
-            # or a use of the state tracking cannot follow (a read around the fields
-            # raises: the stand-in is not a tuple): run directly.
+            # The spec's own error (settled by the direct run, with the real state), or
+            # a callable that cannot be instrumented (Untracked): run directly.
             raise _Direct from None
-        return value, order
+        return value, self._order(self.log.reads)
+
+    def _order(self, reads: list[int]) -> list[int] | None:
+        """The slots read, first reads first, without repeats (all of them after a read
+        of everything); None after a read of a wide variable (what no slot holds)."""
+        if WIDE in reads:
+            return None
+        if EVERY in reads:
+            return list(range(self.nslots))
+        return list(dict.fromkeys(reads))
 
     def _unsound(self, name: str) -> Restart:
         """A cached outcome differs from running the code directly on the same state:
@@ -384,9 +397,11 @@ class FastExpansion:
         direct = bool(fn(state))
         if not pred.cached:
             return direct, state
+        log = self.log
         try:
-            value, order = self._track(state, lambda s: bool(fn(s)))
-        except _Direct:
+            copy = log.entry(fn)
+            value, order = self._track(state, lambda s: bool(log.esc(copy(s))))
+        except (_Direct, Untracked):
             pred.cached = False
             return direct, state
         if value != direct:
@@ -443,25 +458,45 @@ class FastExpansion:
     # -- successors ------------------------------------------------------------------
     def _evaluate(self, cache: Cached, state: Any, handle: Any) -> Any:
         """An instance's (or a state-drawn family's) outcome at a state no cached
-        outcome covers: run on a tracking copy, checked against a direct run on the
-        real state (every cached outcome is, when it is made), then cached.  Returns
-        the outcome (instance: None or one outcome; family: a list)."""
-        model = self.model
+        outcome covers: run on the real state through the spec's instrumented code,
+        checked against a direct run (every cached outcome is, when it is made), then
+        cached.  Returns the outcome (instance: None or one outcome; family: a list)."""
         h = self._split(handle)[0]
         direct = self._direct(cache, state)  # spec errors raise here, with the real state
+        log = self.log
+        name, effect, guard, dynamic, arity = self.model.family_callables(cache.index)
+        try:
+            effect_copy = log.entry(effect)
+            guard_copy = None if guard is None else log.entry(guard)
+            dynamic_copy = None if dynamic is None else log.entry(dynamic)
+        except Untracked:
+            cache.cached = False
+            return direct
 
-        def run(tracked: Any) -> Any:
+        def step(s: Any, params: tuple[Any, ...]) -> Any:
+            if guard_copy is not None and not log.esc(guard_copy(s, *params)):
+                return None
+            return effect_copy(s, *params)
+
+        def run(s: Any) -> Any:
             if cache.params is not None:
-                t = model.instance_step(cache.index, cache.params, tracked)
+                t = step(s, cache.params)
                 results = [] if t is None else [(cache.params, t)]
             else:
-                results = model.family_successors(cache.index, tracked)
-            order = order_of_reads(self.tracker.reads, self.nslots)
+                assert dynamic_copy is not None
+                drawn = self.model.drawn_instances(
+                    name, lambda x: log.esc(dynamic_copy(x)), arity, s
+                )
+                results = []
+                for params in drawn:
+                    t = step(s, params)
+                    if t is not None:
+                        results.append((params, t))
+            order = self._order(log.reads)
             if order is None:
                 return None, None
             return order, [
-                (cache.index, params, *self._delta(t, tracked, state, h, order))
-                for params, t in results
+                (cache.index, params, *self._writes(t, s, h, order)) for params, t in results
             ]
 
         try:
@@ -507,50 +542,44 @@ class FastExpansion:
             for params, t in model.family_successors(cache.index, state)
         ]
 
-    def _delta(self, t: Any, tracked: Any, state: Any, h: int, order: list[int]) -> tuple[Any, Any]:
-        """What a successor changes: (delta to add to the packed state for the written
-        slots that were read, the other writes as (slot, number, term)), or (None,
-        None) if it writes a wide variable (the instance then runs directly)."""
-        if t is tracked:
+    def _writes(self, t: Any, state: Any, h: int, order: list[int]) -> tuple[Any, Any]:
+        """What successor ``t`` of ``state`` changes: (the delta to add to the packed
+        state for the written slots that were read, the writes to slots not read as
+        (shift, number, term, the slot's terms)), or (None, None) if it writes a wide
+        variable (the instance then runs directly).
+
+        A slot is unchanged only where the read log knows ``t`` keeps the input's value
+        there (a field ``_replace`` did not name; a map entry ``set`` or ``put`` did not
+        write); every other slot is written with the value ``t`` holds, which is the
+        input's own only if the evaluation read it (then the delta is zero) or holds it
+        by chance (a constant that is the same object): a write either way."""
+        if t is state:
             return 0, ()
-        if type(t) is self.tracked:
-            if t._epoch != self.tracker.epoch:
-                raise Untrackable("a tracked state from another evaluation")
-            prov, tvals = t._prov, t._vals
-        else:
-            prov, tvals = None, t
         read = set(order)
+        log = self.log
+        prov = log.provenance(t)
         writes: list[tuple[int, Any]] = []
         for i in range(self.nvars):
-            if prov is not None and prov[i] == i:
-                continue  # copied from the input by _replace
-            v = tvals[i]
-            if type(v) is self.tracked:
-                raise NotDecomposable  # a stand-in stored in a state: run directly
-            if v is state[i] and (
-                i in self.decomposed or i in self.wide_set or self.whole_slot[i] in read
-            ):
-                continue  # the input's own value
+            if prov is not None and prov[i]:
+                continue  # the input's own value, kept by _replace
+            v = t[i]
             if i in self.wide_set:
                 return None, None
             d = self.decomposed.get(i)
             if d is None:
-                writes.append((self.whole_slot[i], v))
+                slot = self.whole_slot[i]
+                if v is state[i] and slot in read:
+                    continue  # the value read, written back: no change
+                writes.append((slot, v))
                 continue
             keys, slots, _ = d
-            if isinstance(v, TrackedMap):
-                if v._var != i:
-                    raise NotDecomposable
-                for k, s in zip(keys, slots, strict=True):
-                    if v._src[k] == -1:
-                        writes.append((s, v._vals[k]))
-                    elif v._src[k] != s:
-                        raise NotDecomposable
+            written = log.written_entries(i, v)
+            if written is not None:
+                writes.extend((s, v[k]) for k, s in zip(keys, slots, strict=True) if s in written)
                 continue
             if not self._keys_are(i, v):
                 raise self._layout_changed(i)
-            for k, s in zip(keys, slots, strict=True):
-                writes.append((s, v[k]))
+            writes.extend((s, v[k]) for k, s in zip(keys, slots, strict=True))
         delta = 0
         extra = []
         for s, v in writes:

@@ -13,14 +13,18 @@ every key is checked strictly (a key ``True`` is not the key ``1``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 from typing import Any
 
+import immutables
 from pyrsistent import PMap, pmap
 
 from checker.errors import EvaluationError
 from checker.fingerprint import in_order
 from checker.model import CompiledSpec
+from checker.valuekinds import PMAP_TYPE
+
+#: The map kinds a variable can be cut into per-key slots (the value model's maps).
+_MAP_TYPES = (immutables.Map, PMAP_TYPE)
 
 
 class Unsuitable(Exception):
@@ -46,7 +50,7 @@ def pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
 def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
     nvars = len(model.var_names)
     values: list[set[Any]] = [set() for _ in range(nvars)]
-    keysets: list[set[frozenset[Any]] | None] = [set() for _ in range(nvars)]
+    keysets: list[set[tuple[type, frozenset[Any]]] | None] = [set() for _ in range(nvars)]
     seen: set[tuple[Any, ...]] = set()
     queue: deque[Any] = deque()
 
@@ -55,8 +59,10 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
             values[i].add(v)
             ks = keysets[i]
             if ks is not None:
-                if isinstance(v, Mapping) and not isinstance(v, dict):
-                    ks.add(frozenset(v.keys()))
+                if type(v) in _MAP_TYPES:
+                    # The map's kind with its keys: a Map in one state and a pmap in
+                    # another are two values, and the layout rebuilds one kind.
+                    ks.add((type(v), frozenset(v.keys())))
                 else:
                     keysets[i] = None
 
@@ -92,7 +98,7 @@ def _fixed_keys(keysets: list[Any], wide: set[int]) -> dict[int, tuple[Any, ...]
     fixed: dict[int, tuple[Any, ...]] = {}
     for i, ks in enumerate(keysets):
         if ks is not None and len(ks) == 1 and i not in wide:
-            (only,) = ks
+            ((_, only),) = ks
             if only:
                 fixed[i] = tuple(in_order(only))
     return fixed
