@@ -468,3 +468,54 @@ def test_a_refused_value_late_in_a_run_is_the_same_error_with_workers(
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     assert "variable x holds a float" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_value_model_table_is_the_one_documented_and_shown() -> None:
+    """docs/engine.md's table is KIND_TABLE; each row's kind is what kind_of says of
+    its example value, and 'shown as' is what mcheck shows."""
+    from checker.pretty import show
+    from checker.valuekinds import KIND_TABLE, Kind, kind_of
+
+    docs = (Path(__file__).parent.parent / "docs" / "engine.md").read_text()
+    for row in KIND_TABLE:
+        assert "| " + " | ".join(row) + " |" in docs, row[0]
+
+    class Entry(NamedTuple):
+        term: int
+        value: Any
+
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        src: int
+        dst: int
+
+    class Role(enum.Enum):
+        LEADER = "L"
+
+    s1 = ModelValue("s1", "Server", 0)
+    examples = {
+        "int": (3, Kind.INT),
+        "bool": (True, Kind.BOOL),
+        "str": ("a", Kind.STR),
+        "None": (None, Kind.NONE),
+        "model value": (s1, Kind.MODEL_VALUE),
+        "enum member": (Role.LEADER, Kind.ENUM),
+        "tuple": ((1, 2), Kind.TUPLE),
+        "pvector": (pvector([1]), Kind.PVECTOR),
+        "NamedTuple record": (Entry(1, s1), Kind.NAMEDTUPLE),
+        "frozen dataclass record": (Point(0, 0), Kind.DATACLASS),
+        "frozenset": (frozenset({1}), Kind.FROZENSET),
+        "pset": (pset([1]), Kind.PSET),
+        "immutables.Map": (immutables.Map({s1: 0}), Kind.MAP),
+        "pmap": (pmap({1: 0}), Kind.PMAP),
+        "pbag": (pbag([1, 1]), Kind.PBAG),
+    }
+    assert [r[0] for r in KIND_TABLE] == list(examples)
+    assert {k for _, k in examples.values()} == set(Kind)
+    for row in KIND_TABLE:
+        value, kind = examples[row[0]]
+        assert kind_of(type(value)) is kind
+        shown = row[4].strip("`").split("...")[0].rstrip(", ")
+        assert show(value).startswith(shown), (row[0], show(value))
