@@ -45,10 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from checker import options
+from checker import checkpointkey, options
 from checker.errors import ConfigError
 from checker.fingerprint import FINGERPRINT_VERSION, encode, fingerprint
 from checker.result import Stats
+from checker.safefile import atomic_writer
 from checker.statecodec import CodecError, Reader, Writer, value_types
 from checker.stategraph import GraphImage
 
@@ -201,7 +202,8 @@ _ORIGIN: dict[str, tuple[Any, str]] = {
 
 def check_origin(folder: str | os.PathLike[str], origin: Any) -> dict[str, Any]:
     """``origin`` (a checkpoint header's record of the command line), every field
-    present and of its type, or a one-line :class:`CorruptCheckpoint`."""
+    present and of its type, or a one-line :class:`CorruptCheckpoint`; only the known
+    fields are kept (a resume writes them back into its own checkpoints)."""
     path = Path(folder) / FILE
     if not isinstance(origin, dict):
         raise CorruptCheckpoint(f"{path}: corrupt header ('origin' is not an object)")
@@ -211,7 +213,7 @@ def check_origin(folder: str | os.PathLike[str], origin: Any) -> dict[str, Any]:
     kept = options.check_recorded(origin.get("options"))
     if isinstance(kept, str):
         raise CorruptCheckpoint(f"{path}: corrupt header (origin {kept})")
-    return {**origin, "options": kept}
+    return {**{key: origin[key] for key in _ORIGIN}, "options": kept}
 
 
 def _strings(v: Any) -> bool:
@@ -277,34 +279,53 @@ def write(
         "itemsizes": [snap.fps.itemsize, snap.parent.itemsize, snap.choice.itemsize],
         "sha256": digest.hexdigest(),
     }
+    # Signed with the user's key: the header holds the content's checksum, so this
+    # covers the whole file (see checker.checkpointkey).
+    header["signature"] = checkpointkey.sign(_signed_part(header))
     head = json.dumps(header, sort_keys=True).encode()
     final = root / FILE
-    tmp = root / (FILE + ".tmp")
-    with open(tmp, "wb") as f:
+    with atomic_writer(final, durable=True) as f:
         f.write(MAGIC)
         f.write(len(head).to_bytes(8, "little"))
         f.write(head)
         for p in parts:
             f.write(p)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
-    _sync_folder(root)
     return final
 
 
-def _sync_folder(root: Path) -> None:
-    # The rename itself is durable only once the folder's entry is on disk.
-    try:
-        fd = os.open(root, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def _signed_part(header: dict[str, Any]) -> bytes:
+    """What a checkpoint's signature covers: the header but the signature, in one
+    canonical text."""
+    return json.dumps(
+        {k: v for k, v in header.items() if k != "signature"}, sort_keys=True
+    ).encode()
+
+
+class UntrustedCheckpoint(ConfigError):
+    """A checkpoint not signed with this user's key (see checker.checkpointkey)."""
+
+
+#: The option that resumes one anyway.
+TRUST_FLAG = "--trust-checkpoint"
+
+
+def authenticate(folder: str | os.PathLike[str], trusted: bool = False) -> bool:
+    """Whether the checkpoint in ``folder`` is signed with this user's key (the whole
+    file checked against its header first).  One that is not is refused
+    (:class:`UntrustedCheckpoint`), unless ``trusted``: then False, and the caller
+    says the result rests on a file mcheck cannot vouch for."""
+    root = Path(folder)
+    header, _ = _read(root, body=True)
+    if checkpointkey.verify(_signed_part(header), header.get("signature")):
+        return True
+    if trusted:
+        return False
+    raise UntrustedCheckpoint(
+        f"{root / FILE} is not signed with your checkpoint key (it comes from elsewhere, or "
+        f"was changed): its figures could be anyone's; resume it with {TRUST_FLAG} if you "
+        f"trust its source (the result will say so), or share the key with "
+        f"{checkpointkey.ENV}"
+    )
 
 
 def read_header(folder: str | os.PathLike[str], whole: bool = False) -> dict[str, Any]:
@@ -592,6 +613,11 @@ def _check_header(path: Path, header: Any) -> None:
         raise CorruptCheckpoint(
             f"{path}: written on a machine with other word sizes ('itemsizes' is not {ITEMSIZES})"
         )
+    signature = header.get("signature")
+    if signature is not None and not (
+        isinstance(signature, str) and len(signature) == 64 and set(signature) <= set(_HEX)
+    ):
+        raise bad("'signature' is not an HMAC-SHA256")
     digest = header.get("sha256")
     if not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= set(_HEX)):
         raise bad("'sha256' is not a SHA-256 digest")

@@ -44,6 +44,7 @@ from checker.render import render_trace
 from checker.replay import replay as replay_trace
 from checker.result import ExitCode, Result, Stats, Verdict
 from checker.run import run as run_model
+from checker.safefile import write_atomically
 from checker.simulate import DEFAULT_DEPTH, SimulationOptions, SimulationStats
 from checker.simulate import simulate as simulate_model
 from checker.spec import Spec
@@ -427,6 +428,13 @@ def run(
     help="Seconds before stopping again (a checkpoint is saved then).",
 )
 @CHECKPOINT_EVERY_OPTION
+@click.option(
+    "--trust-checkpoint",
+    "trust",
+    is_flag=True,
+    help="Resume a checkpoint not signed with your key (one from elsewhere); the result "
+    "then says it rests on that file.",
+)
 @_output_options
 @guarded
 def resume(
@@ -437,6 +445,7 @@ def resume(
     max_states: int | None,
     timeout: float | None,
     checkpoint_every: float,
+    trust: bool,
     trace_out: str | None,
     picture: str | None,
     no_color: bool,
@@ -446,10 +455,12 @@ def resume(
     --checkpoint): the same spec, variant, constants and options, to the figures an
     uninterrupted run ends with.  A spec, variant, constant or fingerprint function
     that changed since is refused.  A spec file is imported only when you name it
-    with --spec or FOLDER holds it."""
+    with --spec or FOLDER holds it.  A checkpoint not signed with your key (see
+    MCHECK_CHECKPOINT_KEY) is refused unless --trust-checkpoint."""
     from checker import checkpoint
 
-    # A damaged file is refused before any spec is imported for it.
+    # A damaged or unsigned file is refused before any spec is imported for it.
+    checkpoint.authenticate(folder, trusted=trust)
     origin = checkpoint.check_origin(folder, checkpoint.read_header(folder, whole=True)["origin"])
     spec = spec_arg or _spec_to_resume(folder, origin["spec"])
     where = spec_file(spec)
@@ -469,6 +480,7 @@ def resume(
         checkpoint=folder,
         checkpoint_every=checkpoint_every,
         resume=True,
+        trust_checkpoint=trust,
         origin={**origin, "spec": origin["spec"] if spec_arg is None else _origin_spec(spec)},
     )
     console = _console(no_color)
@@ -1092,7 +1104,7 @@ def _picture_text(data: TimelineData, fmt: str) -> str:
 def _write_picture(path: Path, data: TimelineData, fmt: str) -> None:
     """Write a picture of the trace; say where (a file the user asked for)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_picture_text(data, fmt))
+    write_atomically(path, _picture_text(data, fmt))
     click.echo(f"picture: {path}", err=True)
 
 

@@ -50,6 +50,7 @@ from checker.model import CompiledSpec
 from checker.options import BY_NAME, Options, gate_keys
 from checker.result import Verdict
 from checker.run import run
+from checker.safefile import write_atomically
 from checker.timeline import render_timeline
 from checker.tracefile import safe_name, save_trace, timeline_of_run
 
@@ -543,9 +544,7 @@ def _check_writable(target: Path, what: str) -> None:
 def _write_atomically(target: Path, text: str) -> None:
     """Write beside ``target``, then rename over it: an interrupted write leaves the
     previous report (or none), never half of one."""
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, target)
+    write_atomically(target, text)
 
 
 def _shown(p: Path | str) -> str:
@@ -731,7 +730,7 @@ def update_manifest(path: Path, outcomes: list[GateOutcome]) -> list[str]:
                 _add_after_last_key(entry, key, value)
             changes.append(f"{name}: {key} {old} -> {value}")
     if changes:
-        path.write_text(tomlkit.dumps(doc))
+        write_atomically(path, tomlkit.dumps(doc))
     return changes
 
 

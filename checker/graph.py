@@ -23,6 +23,7 @@ from checker.model import Model
 from checker.options import Options
 from checker.pretty import show
 from checker.result import Stats, Verdict
+from checker.safefile import atomic_writer, write_atomically
 from checker.stategraph import GraphRecorder
 
 
@@ -86,9 +87,10 @@ def write_graph(g: Any, path: Path) -> None:
     """GraphML for ``.graphml``, DOT for ``.dot`` / ``.gv``."""
     suffix = path.suffix.lower()
     if suffix == ".graphml":
-        nx.write_graphml(g, path)
+        with atomic_writer(path) as f:
+            nx.write_graphml(g, f)
     elif suffix in (".dot", ".gv"):
-        path.write_text(to_dot(g))
+        write_atomically(path, to_dot(g))
     else:
         raise ConfigError(f"unknown graph format {suffix!r}: use .graphml or .dot")
 

@@ -49,6 +49,7 @@ from pyrsistent import PBag, PSet, PVector
 
 from checker.errors import MCheckError
 from checker.fingerprint import sort_key
+from checker.safefile import write_atomically
 from checker.values import ModelValue, Record
 
 MAX_SAFE_INT = (1 << 53) - 1
@@ -182,9 +183,7 @@ def _json_meta(w: _Writer, smeta: dict[str, Any]) -> dict[str, Any]:
 def write_itf(path: Path, doc: dict[str, Any]) -> None:
     """Write an ITF document atomically (a partial file never replaces a good one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)
+    write_atomically(path, json.dumps(doc, indent=1) + "\n")
 
 
 #: Deepest nesting of values a trace may hold (deeper files are refused, not crashed on).

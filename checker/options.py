@@ -100,6 +100,9 @@ class Options:
     checkpoint_every: float = 300.0
     #: Continue from the checkpoint in ``checkpoint`` instead of starting afresh.
     resume: bool = False
+    #: Resume a checkpoint not signed with the user's key (checker.checkpointkey); the
+    #: result then says it rests on that file.
+    trust_checkpoint: bool = False
     #: What the command line was given (recorded in a checkpoint for ``mcheck resume``).
     origin: dict[str, Any] = field(default_factory=dict)
     #: A dask.distributed scheduler address, or ``local:N`` (see checker.cluster).
@@ -129,6 +132,8 @@ class Options:
                 raise ConfigError("--checkpoint works with one process: drop --cluster")
         if self.resume and self.checkpoint is None:
             raise ConfigError("resuming needs the checkpoint folder")
+        if self.trust_checkpoint and not self.resume:
+            raise ConfigError("--trust-checkpoint is for resume only")
 
 
 def recorded(opts: Options) -> dict[str, Any]:

@@ -215,6 +215,63 @@ def _decisive_step(
     return None, None
 
 
+def _unfair_cycle(model: CompiledSpec, trace: ItfTrace, states: list[Any], loop: int) -> str | None:
+    """Why the lasso's cycle (``states[loop:]``, whose last state is the loop state;
+    none taken at all: stuttering there forever) is not fair, or None if it is: a
+    weakly fair action enabled in every state of the cycle and never taken on it, or
+    a strongly fair one enabled in some state of it and never taken (TLA+'s WF and
+    SF, as :mod:`checker.liveness` searches for fair cycles)."""
+    last = len(states) - 1
+    cycle = states[loop:last] if last > loop else [states[loop]]
+    taken: set[Any] = set()
+    for i in range(loop + 1, last + 1):
+        for ai, params in _instances(model, trace, states[i - 1], trace.steps[i]):
+            taken.update(key for key, _ in model.fairness(ai, params))
+    enabled: list[dict[Any, str]] = []
+    for s in cycle:
+        here: dict[Any, str] = {}
+        for ai, params, _ in model.successors(s):
+            for key, kind in model.fairness(ai, params):
+                here[key] = kind
+        enabled.append(here)
+    keys: dict[Any, str] = {}
+    for here in enabled:
+        keys.update(here)
+    for key, kind in keys.items():
+        if key in taken:
+            continue
+        always = all(key in here for here in enabled)
+        if kind == "weak" and always:
+            how = "enabled in every state of the cycle and never taken (weak fairness)"
+        elif kind == "strong":
+            how = "enabled on the cycle and never taken (strong fairness)"
+        else:
+            continue
+        return f"{_fair_name(model, key)} is {how}"
+    return None
+
+
+def _fair_name(model: CompiledSpec, key: Any) -> str:
+    """A fairness constraint's key as the user wrote it: an instance or a group."""
+    if isinstance(key, tuple) and key and key[0] == "group":
+        return " \\/ ".join(key[1])
+    ai, params = key
+    return label_of(model.action_names[ai], params)
+
+
+def _instances(
+    model: CompiledSpec, trace: ItfTrace, state: Any, meta: dict[str, Any]
+) -> list[tuple[int, tuple[Any, ...]]]:
+    """The action instances (family, parameters) the recorded step names, in ``state``."""
+    name = meta.get("action_name")
+    wanted = encode(tuple(meta.get("params") or ()))
+    return [
+        (ai, p)
+        for ai, p, _ in model.successors(state)
+        if model.action_names[ai] == name and encode(trace.normalize(p)) == wanted
+    ]
+
+
 def _take(
     model: CompiledSpec, trace: ItfTrace, state: Any, meta: dict[str, Any]
 ) -> tuple[str, list[Any]]:
@@ -249,6 +306,14 @@ def _judge_lasso(
     tprop = next((t for t in model.temporal if t.name == prop), None)
     if tprop is None:
         return ReplayOutcome(False, f"the trace's property {prop!r} is not checked here")
+    unfair = _unfair_cycle(model, trace, states, loop)
+    if unfair is not None:
+        return ReplayOutcome(
+            False,
+            f"the lasso replays, but it is not a fair behaviour of variant {variant}: "
+            f"{unfair}, so it is no counterexample to {prop} (the spec's fairness rules it out)",
+            loop,
+        )
     for i, (_params, predicate, premise) in enumerate(tprop.instances):
         cond = tprop.start(i)
         if cond is not None and not cond(states[0]):

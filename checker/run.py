@@ -110,7 +110,7 @@ def _run(model: Model, options: Options | None) -> Result:
     if graph_now and not quotient:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
-    checkpointer, resumed = _checkpointing(model, opts, liveness, symmetric, deadlock)
+    checkpointer, resumed = _checkpointing(model, opts, liveness, symmetric, deadlock, warnings)
     if resumed is not None:
         t0 -= resumed.stats.seconds
     outcome: Outcome | None = None
@@ -187,11 +187,24 @@ def _run(model: Model, options: Options | None) -> Result:
     return result
 
 
+#: The warning of a run resumed from a checkpoint mcheck cannot vouch for.
+UNAUTHENTICATED = (
+    "resumed from {folder}, a checkpoint not signed with your key (--trust-checkpoint): "
+    "its figures, and so this verdict, rest on that file"
+)
+
+
 def _checkpointing(
-    model: Model, opts: Options, liveness: bool, symmetric: bool, deadlock: bool
+    model: Model,
+    opts: Options,
+    liveness: bool,
+    symmetric: bool,
+    deadlock: bool,
+    warnings: list[str],
 ) -> tuple[Callable[[Snapshot], str] | None, Snapshot | None]:
     """The checkpoint writer a run with ``--checkpoint`` uses, and the snapshot it
-    resumes from (its identity checked against this run's)."""
+    resumes from (signed with the user's key unless trusted, its identity checked
+    against this run's)."""
     if opts.checkpoint is None:
         return None, None
     folder = Path(opts.checkpoint)
@@ -200,6 +213,8 @@ def _checkpointing(
     types = checkpoint.state_types(model)
     resumed: Snapshot | None = None
     if opts.resume:
+        if not checkpoint.authenticate(folder, opts.trust_checkpoint):
+            warnings.append(UNAUTHENTICATED.format(folder=folder))
         checkpoint.check_identity(checkpoint.read_header(folder)["identity"], identity, folder)
         resumed = checkpoint.read(folder, types)
     elif checkpoint.exists(folder):

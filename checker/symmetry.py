@@ -20,6 +20,7 @@ from typing import Any
 
 from pyrsistent import PBag, PMap, PSet, PVector, pbag, pmap, pset, pvector
 
+from checker.errors import EvaluationError
 from checker.fingerprint import Renaming, encode
 from checker.values import ModelValue
 
@@ -215,8 +216,15 @@ def check_symmetry(model: Any, deadline: float | None = None) -> None:
                     "stand for them; fix the spec or run with --no-symmetry"
                 )
 
-    for s, succ in sample.walk(deadline):
-        check(s, succ)
+    try:
+        for s, succ in sample.walk(deadline):
+            check(s, succ)
+    except EvaluationError:
+        # The spec's own error (an action that raises): the exploration meets it in its
+        # place, after whatever comes first in breadth-first order (an initial state's
+        # invariant, say), and reports it with its trace; a check of the declaration
+        # must not change which one the run reports.
+        return
 
 
 def temporal_symmetry_problem(model: Any, deadline: float | None = None) -> str | None:
@@ -247,18 +255,21 @@ def temporal_symmetry_problem(model: Any, deadline: float | None = None) -> str 
             (ai, repr(encode(permute(params, ren))), fps(t)[lane]) for ai, params, t in steps
         )
 
-    for s, succ in sample.walk(deadline):
-        truths = dict(zip([k for k, _ in atoms], atom_truths(atoms, s), strict=True))
-        for g, p in enumerate(gens, 1):
-            ps = permute(s, p)
-            swap = ", ".join(f"{a}->{b}" for a, b in sorted(p.items(), key=_by_index))
-            m = partner[g - 1]
-            assert m is not None
-            for ((name, i, role), _), value in zip(atoms, atom_truths(atoms, ps), strict=True):
-                if truths[(name, m[name][i], role)] != value:
-                    return f"renaming {swap} changes the verdict of {name}"
-            if labelled(p, succ, g) != labelled({}, model.successors(ps), 0):
-                return f"renaming {swap} does not rename the steps' action instances"
+    try:
+        for s, succ in sample.walk(deadline):
+            truths = dict(zip([k for k, _ in atoms], atom_truths(atoms, s), strict=True))
+            for g, p in enumerate(gens, 1):
+                ps = permute(s, p)
+                swap = ", ".join(f"{a}->{b}" for a, b in sorted(p.items(), key=_by_index))
+                m = partner[g - 1]
+                assert m is not None
+                for ((name, i, role), _), value in zip(atoms, atom_truths(atoms, ps), strict=True):
+                    if truths[(name, m[name][i], role)] != value:
+                        return f"renaming {swap} changes the verdict of {name}"
+                if labelled(p, succ, g) != labelled({}, model.successors(ps), 0):
+                    return f"renaming {swap} does not rename the steps' action instances"
+    except EvaluationError:
+        return None  # the spec's own error: the exploration reports it in its place
     return None
 
 

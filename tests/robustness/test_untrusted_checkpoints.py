@@ -1,5 +1,9 @@
 """Checkpoints are untrusted data: resuming one never runs code it names.
 
+A checkpoint not signed with the user's key is refused unless the user says it is
+trusted (tests/test_from_elsewhere.py); these tests resume crafted files as
+trusted, and check that even then nothing runs and every tampered field is refused.
+
 A checkpoint folder may come from elsewhere (a colleague's run, a CI artifact).  Before
 this was fixed, its frontier was a pickle read by an unpickler that allowed every
 callable of pyrsistent (``pyrsistent.immutable`` builds a class by ``exec`` of member
@@ -96,7 +100,12 @@ def _rewrite(
 
 
 def _resume(folder: Path, *args: str) -> Any:
-    return CliRunner().invoke(main, ["resume", str(folder), *args], catch_exceptions=False)
+    """Resume as a user who trusts the file: a forged checkpoint is refused as unsigned
+    before anything else (tests/test_from_elsewhere.py), so these tests, of what
+    a file cannot do even when trusted, resume with --trust-checkpoint."""
+    return CliRunner().invoke(
+        main, ["resume", str(folder), "--trust-checkpoint", *args], catch_exceptions=False
+    )
 
 
 def _refused(result: Any, *words: str) -> None:
