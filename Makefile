@@ -19,11 +19,12 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto
 
-## lint: ruff and mypy
+## lint: ruff, mypy, and the rooms of checker/ importing one way (import-linter)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## soundness: generated specs through every engine against a reference search, for
 ## SOUNDNESS_BUDGET seconds on every core (about 10,000 specs an hour on 2 cores);

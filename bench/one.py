@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from checker import Options, check_spec
-from checker.loader import load_spec_class
-from checker.result import Verdict
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Verdict
 
 
 def _rss_kb() -> int:
@@ -73,7 +73,7 @@ def _spec_alone(instance: Any) -> float:
     (the caches can, by not running it)."""
     from collections import deque
 
-    from checker.expansion import Expansion
+    from checker.explore.expansion import Expansion
     from checker.model import CompiledSpec
 
     model = CompiledSpec(instance, symmetry=False)

@@ -8,20 +8,14 @@ Write a spec with :class:`Spec`, :func:`action` and :func:`invariant`; check it 
 from __future__ import annotations
 
 # First: an interruption while the rest imports ends the mcheck command cleanly.
-from checker import early_signals
+from checker.base import signals as early_signals
 
 early_signals.arm()
 
 from collections.abc import Sequence
 
-from checker.choose import choose
-from checker.errors import ConfigError, EvaluationError, MCheckError, SpecError, SpecLoadError
-from checker.fingerprint import in_order, sort_key
-from checker.model import CompiledSpec, Model
-from checker.options import Options
-from checker.result import ExitCode, Result, Stats, Verdict
-from checker.run import run
-from checker.spec import (
+from checker.authoring.choose import choose
+from checker.authoring.spec import (
     Spec,
     action,
     action_property,
@@ -31,10 +25,15 @@ from checker.spec import (
     invariant,
     leads_to,
 )
-from checker.trace import Step, Trace
+from checker.base.errors import ConfigError, EvaluationError, MCheckError, SpecError, SpecLoadError
+from checker.base.version import __version__
+from checker.check.run import run
+from checker.explore.options import Options
+from checker.explore.result import ExitCode, Result, Stats, Verdict
+from checker.explore.trace import Step, Trace
+from checker.model import CompiledSpec, Model
 from checker.values import ModelValue, model_values, named_values
-
-__version__ = "0.1.0"
+from checker.values.fingerprint import in_order, sort_key
 
 __all__ = [
     "CompiledSpec",

@@ -1,5 +1,5 @@
 """``python -m checker`` runs the mcheck command line."""
 
-from checker.cli import main
+from checker.cli.commands import main
 
 main()

@@ -14,8 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.gate import GateCheck, load_manifest, run_all  # noqa: E402
-from checker.loader import load_spec_class  # noqa: E402
+from checker.authoring.loader import load_spec_class  # noqa: E402
+from checker.cli.gate import GateCheck, load_manifest, run_all  # noqa: E402
 
 SEEDS = {
     "scm_install_snapshot_leader_change": ("HDDS-16932", "000_2ddfd501659cfb69.txt"),

@@ -11,7 +11,7 @@ weak fairness of each prisoner's step, the count gets there: ``Liveness``.
 
 ``CountInvariant`` sums ``timesSwitched`` over the other prisoners by TLA+'s
 recursion ``sum[S] == timesSwitched[p] + sum[S \\ {p}]`` with ``p == CHOOSE pr \\in S :
-TRUE``: written here with :func:`checker.choose`, in TLC's order.
+TRUE``: written here with :func:`checker.authoring.choose`, in TLC's order.
 
 TLC's figures (the Examples' manifest, Prisoners.cfg): 214 distinct states, 860
 generated, depth 14; Safety and Liveness hold.
@@ -58,7 +58,7 @@ class Prisoners(Spec):
     def validate(self) -> None:
         """ASSUME Cardinality(Prisoner) > 1."""
         if len(self.Prisoner) < 2:
-            from checker.errors import ConfigError
+            from checker.base.errors import ConfigError
 
             raise ConfigError("Prisoner needs at least two prisoners")
 

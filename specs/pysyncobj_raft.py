@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from immutables import Map
 
 from checker import Spec, action, invariant, named_values
-from checker.validate import LogMapping, On
+from checker.check.validate import LogMapping, On
 from checker.values import ModelValue
 
 NODES = named_values(["a", "b", "c"], "Node")

@@ -48,7 +48,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from checker import Spec, action, eventually, in_order, invariant, named_values
-from checker.validate import LogMapping, On
+from checker.check.validate import LogMapping, On
 from checker.values import ModelValue
 from mcheck_shipped.invariants.ratis import match_index_sound
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from checker import CompiledSpec, Options
 from checker import run as check
-from checker.itf import read_itf, record_types
-from checker.loader import load_spec_class
-from checker.replay import ReplayOutcome, replay
-from checker.result import Result
-from checker.tracefile import save_trace
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Result
+from checker.traces.itf import read_itf, record_types
+from checker.traces.replay import ReplayOutcome, replay
+from checker.traces.tracefile import save_trace
 
 
 def run(

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from checker import CompiledSpec, Options, Verdict, check_spec, eventually
-from checker.errors import SpecError
-from checker.loader import load_spec_class
+from checker.authoring.loader import load_spec_class
+from checker.base.errors import SpecError
 from checker.simulate import SimulationOptions, simulate
 from tests.fixtures.leaky_can import Can, LeakyCan
 

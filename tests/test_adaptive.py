@@ -1,4 +1,4 @@
-"""checker.adaptive: the cheaper expansion by measurement, with every handoff sound.
+"""checker.fastpath.adaptive: the cheaper expansion by measurement, with every handoff sound.
 
 The switching itself is tested here with two stand-in expansions over the integers
 and a clock that each expansion advances by its own cost per successor, so which one
@@ -15,8 +15,8 @@ import pytest
 
 from checker import CompiledSpec, ConfigError, Options
 from checker import run as check
-from checker.adaptive import FIRST_TRIAL, MARGIN, STEP, WINDOW, MeasuredExpansion
-from checker.loader import load_spec_class
+from checker.authoring.loader import load_spec_class
+from checker.fastpath.adaptive import FIRST_TRIAL, MARGIN, STEP, WINDOW, MeasuredExpansion
 
 
 class Clock:

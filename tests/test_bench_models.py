@@ -12,7 +12,7 @@ import pytest
 from bench.mini_raft import MiniRaft
 from bench.mini_raft_plain import MiniRaftPlain, plain_bfs
 from checker import CompiledSpec, Options, run
-from checker.result import Verdict
+from checker.explore.result import Verdict
 
 
 @pytest.mark.parametrize("symmetry", [False, True])
@@ -51,7 +51,7 @@ def test_corpus_twins_agree(spec: str, consts: dict[str, str]) -> None:
     import importlib
 
     from bench.one import TWINS
-    from checker.loader import load_spec_class
+    from checker.authoring.loader import load_spec_class
 
     cls = load_spec_class(spec)
     result = run(CompiledSpec(cls(**consts)), Options(deadlock=False))

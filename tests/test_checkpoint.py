@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-import checker.checkpoint as ckpt
-import checker.engine as engine
+import checker.check.checkpoint as ckpt
+import checker.explore.engine as engine
 from checker import CompiledSpec, Options
 from checker import run as check
-from checker.errors import ConfigError
-from checker.loader import load_spec_class
-from checker.result import Result, Verdict
+from checker.authoring.loader import load_spec_class
+from checker.base.errors import ConfigError
+from checker.explore.result import Result, Verdict
 from tests.seed_helpers import figures
 from tests.watch import Watched
 
@@ -359,7 +359,7 @@ def test_a_resume_stopped_while_setting_up_keeps_the_checkpoint_s_figures(
 ) -> None:
     """--timeout during set-up (here a symmetry check that outlasts it) reports the
     checkpoint's figures, not zero states, and leaves the checkpoint as it was."""
-    run_module = sys.modules["checker.run"]
+    run_module = sys.modules["checker.check.run"]
 
     folder = str(tmp_path / "ck")
     monkeypatch.setattr(engine, "CHUNK", 64)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checker import choose, model_values
-from checker.errors import SpecError
+from checker.base.errors import SpecError
 
 P = model_values("p", 4, group="Proc")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
+from checker.cli.commands import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -178,7 +178,7 @@ def test_console_script_is_installed() -> None:
 
 def test_a_run_without_a_terminal_logs_progress(monkeypatch: pytest.MonkeyPatch) -> None:
     """CI logs get a progress line now and then (TLC: once a minute), on stderr."""
-    import checker.cli as cli
+    import checker.cli.commands as cli
 
     monkeypatch.setattr(cli, "LOG_PROGRESS_EVERY", 0.2)
     r = CliRunner().invoke(

@@ -21,8 +21,8 @@ import pytest
 
 from checker import CompiledSpec, Options
 from checker import run as check
-from checker.loader import load_spec_class
-from checker.result import Verdict
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Verdict
 from tests.seed_helpers import figures
 from tests.watch import Watched
 

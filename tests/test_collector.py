@@ -8,8 +8,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from checker import Options, Spec, action, check_spec, collector, invariant
-from checker.result import Verdict
+from checker import Options, Spec, action, check_spec, invariant
+from checker.explore import collector
+from checker.explore.result import Verdict
 
 
 class Counter(NamedTuple):

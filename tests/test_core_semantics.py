@@ -14,8 +14,8 @@ import networkx as nx
 from click.testing import CliRunner
 
 from checker import CompiledSpec, Options, Spec, action, check_spec, invariant
-from checker.cli import main
-from checker.result import Verdict
+from checker.cli.commands import main
+from checker.explore.result import Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -129,8 +129,8 @@ def test_temporal_only_runs_report_the_real_figures() -> None:
 
 
 def _graph(spec: str, variant: str) -> Any:
-    from checker.graph import state_graph
-    from checker.loader import load_spec_class
+    from checker.authoring.loader import load_spec_class
+    from checker.check.graph import state_graph
 
     model = CompiledSpec(load_spec_class(spec)(variant=variant), properties=["none"])
     return state_graph(model)

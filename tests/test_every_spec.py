@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from checker import Options, check_spec
-from checker.loader import available_specs, load_spec_class
+from checker.authoring.loader import available_specs, load_spec_class
 from tests.seed_helpers import figures
 
 #: Constants per spec (those not named run at their defaults).

@@ -16,10 +16,10 @@ from pyrsistent import pmap
 
 from checker import Options
 from checker import run as check
-from checker.fingerprint import fingerprint
-from checker.result import Verdict
-from checker.symmetry import permute, renamings
+from checker.explore.result import Verdict
+from checker.model import permute, renamings
 from checker.values import model_values
+from checker.values.fingerprint import fingerprint
 from tests.toy_models import GraphModel
 
 

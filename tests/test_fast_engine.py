@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 import pytest
 
 from checker import Options, Spec, action, check_spec, invariant
-from checker.loader import load_spec_class
-from checker.result import Verdict
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Verdict
 from tests.seed_helpers import figures
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -63,7 +63,7 @@ def test_a_read_around_the_fields_counts_as_reading_every_slot() -> None:
     that is not instrumented (a C method), so its evaluation counts every slot as
     read, and its cached outcomes are keyed on the whole state; IncX, which reads its
     field, is keyed on x alone."""
-    from checker.expansion import ExpansionSettings
+    from checker.explore.expansion import ExpansionSettings
     from checker.fastpath import FastExpansion
     from checker.fastpath.reads import EVERY
     from checker.model import CompiledSpec
@@ -158,7 +158,7 @@ def _expand_both_ways(spec: Spec, symmetry: bool, limit: int = 6000) -> tuple[An
     number of states compared."""
     from collections import deque
 
-    from checker.expansion import ExpansionSettings
+    from checker.explore.expansion import ExpansionSettings
     from checker.fastpath import FastExpansion
     from checker.model import CompiledSpec
 

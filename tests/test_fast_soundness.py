@@ -17,8 +17,8 @@ import immutables
 import pytest
 
 from checker import Options, Spec, action, check_spec, invariant
-from checker.loader import load_spec_class
-from checker.result import Verdict
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Verdict
 from tests.seed_helpers import figures
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,10 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap, pset, pvector
 
-from checker.fingerprint import StateFingerprinter, TermCalculator, encode, fingerprint
-from checker.model import CompiledSpec
-from checker.symmetry import permute, renamings
+from checker.model import CompiledSpec, permute, renamings
 from checker.values import ModelValue, model_values
+from checker.values.fingerprint import StateFingerprinter, TermCalculator, encode, fingerprint
 from mcheck_shipped.specs.raft import Raft
 
 S = model_values("s", 3, group="Server")
@@ -74,7 +73,7 @@ def test_different_kinds_do_not_collide() -> None:
 
 def test_fingerprints_do_not_depend_on_the_hash_salt() -> None:
     code = (
-        "from checker.fingerprint import fingerprint\n"
+        "from checker.values.fingerprint import fingerprint\n"
         "from checker.model import CompiledSpec\n"
         "from mcheck_shipped.specs.raft import Raft\n"
         "m = CompiledSpec(Raft())\n"

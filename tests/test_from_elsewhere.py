@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-import checker.checkpoint as ckpt
-from checker import checkpointkey
+import checker.check.checkpoint as ckpt
+from checker.check import checkpointkey
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.frontier import BreadthFirstQueue, DepthFirstStack
+from checker.store.frontier import BreadthFirstQueue, DepthFirstStack
 
 
 @settings(max_examples=200, deadline=None)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
+from checker.cli.commands import main
 
 GOOD = """
 [[check]]
@@ -209,7 +209,7 @@ def test_update_keeps_every_comment_in_its_place(tmp_path: Path) -> None:
 def test_project_manifest_covers_every_shipped_spec_and_variant() -> None:
     import tomllib
 
-    from checker.loader import available_specs, load_spec_class
+    from checker.authoring.loader import available_specs, load_spec_class
 
     root = Path(__file__).resolve().parent.parent
     data = tomllib.loads((root / "pyproject.toml").read_text())
@@ -283,7 +283,7 @@ def test_parallel_gate_starts_the_biggest_check_first_and_reports_in_manifest_or
     """With two processes the check the manifest records as biggest is submitted
     first (a gate lasts as long as its longest check: it must not start last), and
     the report keeps the manifest's order."""
-    from checker import gate as gate_module
+    from checker.cli import gate as gate_module
 
     checks = gate_module.load_manifest(_write(tmp_path, GOOD))
     submitted: list[str] = []

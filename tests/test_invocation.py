@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from checker import invocation
+from checker.base import invocation
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,10 +18,10 @@ import itf_py
 import pytest
 
 from checker import CompiledSpec, Options, run
-from checker.gate import load_manifest
-from checker.itf import read_itf
-from checker.loader import load_spec_class
-from checker.tracefile import save_trace
+from checker.authoring.loader import load_spec_class
+from checker.cli.gate import load_manifest
+from checker.traces.itf import read_itf
+from checker.traces.tracefile import save_trace
 from checker.values import ModelValue, Record
 
 ROOT = Path(__file__).resolve().parent.parent

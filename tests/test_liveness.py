@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.cli import main
-from checker.liveness import StateGraph, fair_components, find_lasso, strongly_connected
+from checker.cli.commands import main
+from checker.liveness.cycles import StateGraph, fair_components, find_lasso, strongly_connected
 
 
 @st.composite
@@ -245,7 +245,7 @@ def test_ratis_2605_liveness_under_symmetry() -> None:
     # 12 actions to a leader whose follower s1 stays behind, then a 6-action cycle of
     # heartbeats to both followers (the loop used to be 18 actions long).
     assert (d["trace_length"], d["loop_start"]) == (18, 12)
-    # Checked on the symmetry-reduced graph, unfolded (checker.quotient): no warning,
+    # Checked on the symmetry-reduced graph, unfolded (checker.liveness.quotient): no warning,
     # and the graph is the unreduced one (tests/test_liveness_symmetry.py).
     assert d["symmetry"] is True and d["warnings"] == []
     assert d["liveness_graph"] == {"states": 7322, "edges": 12616}

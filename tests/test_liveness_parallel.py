@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import check_spec
-from checker.cli import build_spec
+from checker.check.run import _explore
+from checker.cli.commands import build_spec
+from checker.explore.options import Options
+from checker.liveness.stategraph import FingerprintIndex, StateGraph
 from checker.model import CompiledSpec
-from checker.options import Options
-from checker.run import _explore
-from checker.stategraph import FingerprintIndex, StateGraph
 
 #: (spec, variant, constants, whether its temporal properties alone fail with a
 #: lasso): small enough for the default suite; between them, edges cut by a

@@ -26,14 +26,14 @@ from hypothesis import strategies as st
 from pyrsistent import PMap, pmap
 
 from checker import Options, Spec, action, check_spec
-from checker.cli import build_spec, main
-from checker.fingerprint import fingerprint
+from checker.authoring.spec import always_eventually, eventually, eventually_always, leads_to
+from checker.check.run import _explore
+from checker.cli.commands import build_spec, main
+from checker.explore.result import Result
+from checker.liveness.quotient import QuotientRecorder
 from checker.model import CompiledSpec
-from checker.quotient import QuotientRecorder
-from checker.result import Result
-from checker.run import _explore
-from checker.spec import always_eventually, eventually, eventually_always, leads_to
 from checker.values import ModelValue, model_values
+from checker.values.fingerprint import fingerprint
 from tests.test_liveness_parallel import _same_graph
 
 PROCS = model_values("lp", 3, group="Procs")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from checker import Options, check_spec
 from checker import run as check
-from checker.result import Verdict
+from checker.explore.result import Verdict
 from mcheck_shipped.specs.die_hard import DieHard
 from mcheck_shipped.specs.raft import Raft
 from mcheck_shipped.specs.two_phase import TwoPhase
@@ -57,7 +57,7 @@ def test_spec_errors_in_workers_are_reported_like_one_worker() -> None:
 
     from click.testing import CliRunner
 
-    from checker.cli import main
+    from checker.cli.commands import main
 
     spec = str(Path(__file__).parent / "fixtures" / "raising.py")
     for variant, needle, length in (

@@ -16,11 +16,11 @@ from click.testing import CliRunner
 
 from checker import CompiledSpec, Options, Spec, action, invariant
 from checker import run as check
-from checker.cli import main
-from checker.loader import load_spec_class
-from checker.picture import html_page, mermaid, picture_of
-from checker.timeline import TimelineData
-from checker.tracefile import save_trace, timeline_of_run
+from checker.authoring.loader import load_spec_class
+from checker.cli.commands import main
+from checker.traces.picture import html_page, mermaid, picture_of
+from checker.traces.timeline import TimelineData
+from checker.traces.tracefile import save_trace, timeline_of_run
 from checker.values import ModelValue, named_values
 
 SNAP = "scm_install_snapshot_leader_change"

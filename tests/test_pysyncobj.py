@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from checker import CompiledSpec
-from checker.loader import load_spec_class
-from checker.validate import Validator, read_log
+from checker.authoring.loader import load_spec_class
+from checker.check.validate import Validator, read_log
 
 harness = pytest.importorskip("tests.pysyncobj_harness")
 

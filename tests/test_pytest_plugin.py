@@ -31,7 +31,7 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_plugin_is_an_entry_point() -> None:
     names = {ep.name: ep.value for ep in entry_points(group="pytest11")}
-    assert names.get("mcheck") == "checker.pytest_plugin"
+    assert names.get("mcheck") == "checker.cli.pytest_plugin"
 
 
 def test_gate_checks_run_as_pytest_items(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import main
+from checker.cli.commands import main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

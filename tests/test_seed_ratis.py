@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.result import Verdict
+from checker.explore.result import Verdict
 from tests.seed_helpers import replay_on, run
 
 EMPTY = "ratis_empty_snapshot_index_default"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from checker import CompiledSpec
-from checker.loader import load_spec_class
-from checker.result import Verdict
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Verdict
 from tests.seed_helpers import replay_on, run
 
 SNAP = "scm_install_snapshot_leader_change"
@@ -309,7 +309,7 @@ def test_cli_replay_names_the_decisive_step(tmp_path: Path) -> None:
     replay`` can name the step the fix changes."""
     from click.testing import CliRunner
 
-    from checker.cli import main
+    from checker.cli.commands import main
 
     out = tmp_path / "dn.itf.json"
     runner = CliRunner()

@@ -15,10 +15,10 @@ import pytest
 
 from checker import CompiledSpec, Options
 from checker import run as check
-from checker.loader import load_spec_class
-from checker.result import Result, Verdict
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Result, Verdict
+from checker.explore.trace import replay_choices
 from checker.simulate import SimulationOptions, simulate
-from checker.trace import replay_choices
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -58,7 +58,7 @@ def test_deterministic_per_seed() -> None:
     # In a fresh interpreter (another hash seed) too.
     code = (
         "from checker.simulate import simulate, SimulationOptions;"
-        "from checker import CompiledSpec;from checker.loader import load_spec_class;"
+        "from checker import CompiledSpec;from checker.authoring.loader import load_spec_class;"
         "r=simulate(CompiledSpec(load_spec_class('raft')()),SimulationOptions(seed=0,traces=10));"
         "print(r.simulation.states, r.simulation.generated, r.simulation.action_taken)"
     )

@@ -30,12 +30,12 @@ from pyrsistent import (
 )
 
 from checker import Options, check_spec
-from checker.fingerprint import encode, fingerprint
-from checker.loader import load_spec_class
-from checker.result import Result, Verdict
-from checker.strict import strict_equal
-from checker.valuekinds import StateValueError
+from checker.authoring.loader import load_spec_class
+from checker.explore.result import Result, Verdict
 from checker.values import ModelValue, put
+from checker.values.fingerprint import encode, fingerprint
+from checker.values.kinds import StateValueError
+from checker.values.strict import strict_equal
 
 HEADER = """\
 from typing import Any, NamedTuple
@@ -473,8 +473,8 @@ def test_a_refused_value_late_in_a_run_is_the_same_error_with_workers(
 def test_the_value_model_table_is_the_one_documented_and_shown() -> None:
     """docs/engine.md's table is KIND_TABLE; each row's kind is what kind_of says of
     its example value, and 'shown as' is what mcheck shows."""
-    from checker.pretty import show
-    from checker.valuekinds import KIND_TABLE, Kind, kind_of
+    from checker.values.kinds import KIND_TABLE, Kind, kind_of
+    from checker.values.show import show
 
     docs = (Path(__file__).parent.parent / "docs" / "engine.md").read_text()
     for row in KIND_TABLE:

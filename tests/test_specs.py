@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from checker import CompiledSpec, Options, check_spec
-from checker.result import Verdict
+from checker.explore.result import Verdict
 from mcheck_shipped.specs.die_hard import DieHard
 from mcheck_shipped.specs.raft import Raft
 from mcheck_shipped.specs.two_phase import TwoPhase

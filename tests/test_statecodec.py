@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.fingerprint import fingerprint
-from checker.statecodec import CodecError, Reader, Writer, type_name, value_types
 from checker.values import model_values
+from checker.values.codec import CodecError, Reader, Writer, type_name, value_types
+from checker.values.fingerprint import fingerprint
 
 
 class Ping(NamedTuple):

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import checker.store as store
-from checker.store import FingerprintSet
+import checker.store.fingerprints as store
+from checker.store.fingerprints import FingerprintSet
 
 FP = st.integers(min_value=0, max_value=(1 << 64) - 1)
 
@@ -96,7 +96,7 @@ def test_merges_keep_the_array_sorted_and_small() -> None:
 def test_trace_table_extend_equals_records() -> None:
     import numpy as np
 
-    from checker.store import TraceTable
+    from checker.store.fingerprints import TraceTable
 
     rows = [(2**64 - 1, -1, 0), (5, 0, 3), (2**63, 1, 2**32 - 1)]
     one, many = TraceTable(), TraceTable()

@@ -1,4 +1,4 @@
-"""checker.strict.strict_equal against a reference: the same type at every level.
+"""checker.values.strict.strict_equal against a reference: the same type at every level.
 
 The reference turns a value into a nested tuple that names each level's type and
 orders set members and map entries by their own reference form, so two values get
@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap, pvector
 
-from checker.strict import strict_equal
+from checker.values.strict import strict_equal
 
 
 class P(NamedTuple):

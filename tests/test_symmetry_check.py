@@ -15,8 +15,9 @@ import pytest
 from immutables import Map
 
 from checker import CompiledSpec, Options, Spec, action, check_spec, invariant, model_values
-from checker.errors import SpecError
-from checker.symmetry import check_symmetry, permute
+from checker.base.errors import SpecError
+from checker.check.symmetry import check_symmetry
+from checker.model import permute
 from checker.values import ModelValue
 
 
@@ -108,7 +109,7 @@ def test_the_refused_declarations_would_have_given_wrong_counts(
     # its transitions do not commute with renaming.)
     import importlib
 
-    run_module = importlib.import_module("checker.run")
+    run_module = importlib.import_module("checker.check.run")
     monkeypatch.setattr(run_module, "check_symmetry", lambda model, deadline=None: None)
     got = check_spec(Election(variant=variant), Options(deadlock=False))
     assert got.stats.distinct != _orbits(Election(variant=variant))

@@ -21,8 +21,8 @@ from typing import Any
 import networkx as nx
 
 from checker import CompiledSpec, Options, check_spec
-from checker.graph import state_graph
-from checker.result import Verdict
+from checker.check.graph import state_graph
+from checker.explore.result import Verdict
 from mcheck_shipped.specs.chameneos import Chameneos
 from mcheck_shipped.specs.ewd840 import BLACK, EWD840
 from mcheck_shipped.specs.tcommit import TCommit
@@ -74,7 +74,7 @@ def _state_of(label: str, spec: EWD840) -> Any:
     # The exported graph labels states as text; rebuild them from the init space
     # and the successors instead of parsing: find the state whose text matches.
     if not hasattr(_state_of, "table"):
-        from checker.pretty import show
+        from checker.values.show import show
 
         model = CompiledSpec(spec, properties=["none"])
         seen: dict[str, Any] = {}

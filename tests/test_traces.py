@@ -20,14 +20,14 @@ from rich.console import Console
 
 from checker import CompiledSpec, Options, invariant
 from checker import run as check
-from checker.cli import main
-from checker.fingerprint import encode
-from checker.graph import state_graph
-from checker.itf import itf_from_json, read_itf, record_types, trace_to_itf
-from checker.timeline import render_timeline, step_changes
-from checker.tracefile import save_trace, timeline_of_itf, timeline_of_run
+from checker.check.graph import state_graph
+from checker.cli.commands import main
+from checker.traces.itf import itf_from_json, read_itf, record_types, trace_to_itf
+from checker.traces.timeline import render_timeline, step_changes
+from checker.traces.tracefile import save_trace, timeline_of_itf, timeline_of_run
+from checker.traces.viewer import Viewer
 from checker.values import model_values
-from checker.viewer import Viewer
+from checker.values.fingerprint import encode
 from mcheck_shipped.specs.raft import Raft
 
 S = model_values("s", 3, group="Server")
@@ -345,7 +345,7 @@ def test_timeline_never_splits_a_word(
 ) -> None:
     """Every word of every change is drawn whole at any width (a split word reads as
     another value); lanes where nothing happens take no column."""
-    from checker.loader import load_spec_class
+    from checker.authoring.loader import load_spec_class
 
     model = CompiledSpec(load_spec_class(spec)(variant=variant, **consts))
     result = check(model, Options())

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import CompiledSpec
-from checker.loader import load_spec_class
-from checker.result import Result, Stats, Verdict
-from checker.trace import replay_choices
-from checker.tracefile import save_trace
-from checker.validate import LogEvent, LogMapping, On, Validator, read_log
+from checker.authoring.loader import load_spec_class
+from checker.check.validate import LogEvent, LogMapping, On, Validator, read_log
+from checker.explore.result import Result, Stats, Verdict
+from checker.explore.trace import replay_choices
+from checker.traces.tracefile import save_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "traces" / "logs"

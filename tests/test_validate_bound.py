@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import CompiledSpec, Spec, action
-from checker.loader import load_spec_class
-from checker.validate import LogError, LogEvent, LogMapping, On, Validator
+from checker.authoring.loader import load_spec_class
+from checker.check.validate import LogError, LogEvent, LogMapping, On, Validator
 
 BOUNDS = {"MaxTerm": 6, "MaxIndex": 6, "MaxRestarts": 2}
 
@@ -227,7 +227,7 @@ def test_silent_steps_only_where_the_mapping_allows_them() -> None:
 def test_a_long_behaviour_is_shown_from_its_end() -> None:
     from rich.console import Console
 
-    from checker.render import render_trace
+    from checker.traces.render import render_trace
 
     model = CompiledSpec(load_spec_class("die_hard")(), properties=["none"])
     log = [

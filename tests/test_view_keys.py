@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.viewer import ESC_WAIT, read_key
+from checker.cli.commands import main
+from checker.traces.viewer import ESC_WAIT, read_key
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Explicit transition systems for testing the explorer against networkx.
 
-They implement the :class:`checker.model.Model` protocol directly, without a Spec, so
+They implement the :class:`checker.model.compiled.Model` protocol directly, without a Spec, so
 the explorer is tested on graphs whose answers are known by other means.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.fingerprint import sort_key
 from checker.model import Successor
 from checker.values import ModelValue
+from checker.values.fingerprint import sort_key
 
 
 class GraphModel:

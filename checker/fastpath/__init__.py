@@ -1,6 +1,6 @@
 """The fast engine: packed states and cached outcomes behind the core's expansion
-interface (:class:`checker.expansion.ExpansionLike`).  The core never imports it;
-:mod:`checker.expansions` picks it where it serves the model."""
+interface (:class:`checker.explore.expansion.ExpansionLike`).  The core never imports it;
+:mod:`checker.fastpath.choice` picks it where it serves the model."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ terms, roles and votes), and an action instance reads only a few of them.
   are numbered as met, type-strictly (:mod:`checker.fastpath.slots`); a state is the
   packed int of its slots' numbers, ``WIDTH`` bits each, with the sum of their
   fingerprint terms above them (the state fingerprint adds up variable terms, and a
-  map's term adds up its entries', see :func:`checker.fingerprint.variable_term`).
+  map's term adds up its entries', see :func:`checker.values.fingerprint.variable_term`).
 * **Cached actions.**  An action instance is run on a *tracked* copy of the state
   that records which slots it reads (:mod:`checker.fastpath.tracking`) and which it
   writes.  Its outcome, once the same action run directly on the real state gave the
@@ -24,7 +24,7 @@ terms, roles and votes), and an action instance reads only a few of them.
   values are numbered type-strictly; all of it is state of this object, so a run, a
   restart and a worker each start clean.  When an outcome differs from the direct
   run, a map's keys turn out not to be fixed, or a slot takes more values than a
-  number holds, the expansion raises :class:`checker.expansion.Restart` and the run
+  number holds, the expansion raises :class:`checker.explore.expansion.Restart` and the run
   starts again with that action uncached, that map whole or that variable wide.
   docs/engine.md lists what the fast path assumes of a spec and how each assumption
   is enforced.
@@ -32,7 +32,7 @@ terms, roles and votes), and an action instance reads only a few of them.
   growing message set) is not interned for ever: its value travels with the frontier
   state, and whatever reads it runs directly (:mod:`checker.fastpath.pilot`).
 
-Semantics are those of :class:`checker.expansion.Expansion` (which serves the models
+Semantics are those of :class:`checker.explore.expansion.Expansion` (which serves the models
 this cannot: toy graph models, non-NamedTuple states): the same successors in the
 same order, the same fingerprints, the same events.
 """
@@ -43,18 +43,25 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from checker.errors import EvaluationError, SpecError
-from checker.expansion import MUTATION_CHECKS, Event, ExpansionSettings, Key, NewState, Restart
+from checker.base.errors import EvaluationError, SpecError
+from checker.explore.expansion import (
+    MUTATION_CHECKS,
+    Event,
+    ExpansionSettings,
+    Key,
+    NewState,
+    Restart,
+)
 from checker.fastpath.pilot import map_maker, pilot
 from checker.fastpath.reads import EVERY, WIDE, Layout, ReadLog, Untracked
 from checker.fastpath.slots import NUM as _NUM
 from checker.fastpath.slots import WIDTH, SlotTable
 from checker.fastpath.trees import MAX_ROOT_ENTRIES, ROOT_INDEX_WINDOW, Branch, Cached, Leaf
-from checker.fingerprint import StateValueError, TermCalculator, entry_term, map_tag
 from checker.model import CompiledSpec
-from checker.strict import strict_equal
-from checker.valuekinds import kind_of
 from checker.values import ModelValue
+from checker.values.fingerprint import StateValueError, TermCalculator, entry_term, map_tag
+from checker.values.kinds import kind_of
+from checker.values.strict import strict_equal
 
 _MASK64 = (1 << 64) - 1
 _ABSENT: Any = object()
@@ -65,7 +72,7 @@ class _Direct(Exception):
 
 
 class FastExpansion:
-    """:class:`checker.expansion.ExpansionLike` over packed, cached states.
+    """:class:`checker.explore.expansion.ExpansionLike` over packed, cached states.
 
     A handle is the packed int ``terms << NB | numbers`` (``NB`` bits of slot
     numbers), or, with wide variables, ``(packed, wide values, wide terms)``.
@@ -329,7 +336,7 @@ class FastExpansion:
 
     def lanes_of(self, handle: Any) -> tuple[int, ...]:
         """The fingerprint of a handle's state under each renaming (see
-        :meth:`checker.expansion.Expansion.lanes_of`)."""
+        :meth:`checker.explore.expansion.Expansion.lanes_of`)."""
         total = self._split(handle)[0] >> self.nb
         return self.lanes.split(total) if self.lanes is not None else (total & _MASK64,)
 
@@ -657,7 +664,7 @@ class FastExpansion:
     def expand(
         self, ordinal: int, handle: Any
     ) -> tuple[list[int], list[tuple[int, int, tuple[Any, ...], Any, int | None]], Event | None]:
-        """Successors of one state (see :meth:`checker.engine.Expansion.expand`).
+        """Successors of one state (see :meth:`checker.explore.engine.Expansion.expand`).
 
         The hot loop of a run: every line here is paid per generated state, so the
         cached paths are written out inline.  An outcome is ``(action, params, delta,

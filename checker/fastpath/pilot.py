@@ -18,10 +18,10 @@ from typing import Any
 import immutables
 from pyrsistent import PMap, pmap
 
-from checker.errors import EvaluationError
-from checker.fingerprint import in_order
+from checker.base.errors import EvaluationError
 from checker.model import CompiledSpec
-from checker.valuekinds import PMAP_TYPE
+from checker.values.fingerprint import in_order
+from checker.values.kinds import PMAP_TYPE
 
 #: The map kinds a variable can be cut into per-key slots (the value model's maps).
 _MAP_TYPES = (immutables.Map, PMAP_TYPE)

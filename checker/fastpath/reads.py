@@ -56,8 +56,8 @@ from checker.fastpath.instrument import (
     instrument,
     may_instrument,
 )
-from checker.strict import strict_equal
 from checker.values import put as _put
+from checker.values.strict import strict_equal
 
 #: A read of every slot; a read of a wide variable (the outcome cannot be cached).
 EVERY = -1

@@ -3,7 +3,7 @@
 A slot is a variable, or one entry of a map whose keys are the same in every state.
 Its values are numbered as they are met; a packed state holds one number per slot.
 A value is found by hash and ``==`` (in C) and accepted only when it is strictly the
-same value (:func:`checker.strict.strict_equal`), on every lookup: ``True`` never
+same value (:func:`checker.values.strict.strict_equal`), on every lookup: ``True`` never
 takes the number of ``1``, nor ``Pong(0, 0)`` that of ``Ping(0, 0)``.  Values that
 Python calls equal but are not get numbers of their own (kept in ``aliases``).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.strict import strict_equal
+from checker.values.strict import strict_equal
 
 #: Bits per slot number in a packed state (a million values per slot).
 WIDTH = 20

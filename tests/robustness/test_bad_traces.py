@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
+from checker.cli.commands import main
 
 Mutation = Callable[[dict[str, Any]], Any]
 

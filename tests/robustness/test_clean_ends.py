@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.gate import markdown_summary
-from checker.picture import mermaid
-from checker.timeline import TimelineData
+from checker.cli.commands import main
+from checker.cli.gate import markdown_summary
+from checker.traces.picture import mermaid
+from checker.traces.timeline import TimelineData
 
 ROOT = Path(__file__).resolve().parents[2]
 MCHECK = [sys.executable, "-m", "checker"]
@@ -113,7 +113,7 @@ def test_a_manifest_that_is_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_newline_in_a_check_name_stays_in_its_step_summary_row(tmp_path: Path) -> None:
-    from checker.gate import GateCheck, GateOutcome
+    from checker.cli.gate import GateCheck, GateOutcome
 
     check = GateCheck(
         name="evil\n| injected | row |\n<img src=x>",

@@ -8,7 +8,7 @@ from types import FrameType
 
 from checker import CompiledSpec, Options, Spec, action
 from checker import run as check
-from checker.result import Verdict
+from checker.explore.result import Verdict
 
 
 class InterruptedCounter(Spec):

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import checker.checkpoint as ckpt
-import checker.engine as engine
+import checker.check.checkpoint as ckpt
+import checker.explore.engine as engine
 from checker import CompiledSpec, Options
 from checker import run as check
-from checker.cli import main
-from checker.loader import load_spec_class
+from checker.authoring.loader import load_spec_class
+from checker.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +51,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def replace_origin(opts: Options) -> Options:
     # What `mcheck run raft --const Server=2 --no-symmetry` records.
-    from checker.options import recorded
+    from checker.explore.options import recorded
 
     opts.origin = {
         "spec": "raft",

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.itf import read_itf
+from checker.cli.commands import main
+from checker.traces.itf import read_itf
 
 
 def _exploit(tmp_path: Path, marker: Path) -> Path:

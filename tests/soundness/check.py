@@ -27,9 +27,9 @@ from typing import Any
 
 from checker import CompiledSpec, Options
 from checker import run as check
-from checker.errors import MCheckError
-from checker.loader import load_spec_class
-from checker.result import Result, Verdict
+from checker.authoring.loader import load_spec_class
+from checker.base.errors import MCheckError
+from checker.explore.result import Result, Verdict
 from tests.soundness.generator import Generated
 from tests.soundness.values import ref_form
 
@@ -99,7 +99,7 @@ def figures(r: Result) -> Figures:
 def _knobs(pilot_states: int, switch: str) -> Iterator[None]:
     """A short pilot (maps taken for fixed that later change), early engine-switch
     trials, and the switch policy, for one run."""
-    import checker.adaptive as adaptive
+    import checker.fastpath.adaptive as adaptive
     import checker.fastpath.pilot as pilot
 
     saved = (pilot.PILOT_STATES, adaptive.FIRST_TRIAL, os.environ.get("MCHECK_ENGINE_SWITCH"))

@@ -10,7 +10,7 @@ nested as well.
 :func:`ref_form` turns a value into nested tuples naming each level's exact class
 (module and qualified name) and ordering set members and map entries by their text.
 It is the reference search's notion of "the same value" (tests/soundness/check.py)
-and shares no code with :mod:`checker.fingerprint` or :mod:`checker.strict`.
+and shares no code with :mod:`checker.values.fingerprint` or :mod:`checker.values.strict`.
 :func:`digest` hashes it (the same in every process), so a generated action is a
 type-strict, deterministic function of what it reads.
 """

@@ -1,0 +1,1 @@
+"""Writing a spec: the Spec API, CHOOSE, and finding and importing a spec."""

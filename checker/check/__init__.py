@@ -1,0 +1,1 @@
+"""The library's entry points: run (safety then liveness), graph, validate, checkpoints."""

@@ -1,0 +1,1 @@
+"""Exploration over several processes (--workers) or a dask cluster (--cluster)."""

@@ -1,0 +1,189 @@
+"""Run options: what a check is asked to do, and the one table that says where each
+option lives.
+
+:class:`Options` is what :func:`checker.check.run` takes.  :data:`RUN_OPTIONS` says, per
+option, its command-line flag, its key in a gate manifest, and whether a checkpoint
+records it for ``mcheck resume`` (a resumed run continues with it) or takes it anew
+from ``resume``'s own command line.  The command line, ``resume``, the gate and the
+checkpoint's header all read this table, so an option added here reaches each of
+them or is refused by each, never silently dropped by one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.base.errors import ConfigError
+from checker.explore.result import Stats
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """One option of a run: where it is given and what values it takes."""
+
+    #: The :class:`Options` field.
+    name: str
+    #: The flag of ``mcheck run`` (as the user types it).
+    flag: str
+    #: What a valid value is, as an error says it ("a positive integer").
+    what: str
+    #: Whether a value is valid (None is always "not given" where the default is None).
+    valid: Callable[[Any], bool]
+    #: Its key in a gate manifest's check (None: not a gate setting).
+    gate: str | None = None
+    #: A checkpoint records it, and ``resume`` continues with the recorded value.
+    recorded: bool = False
+
+
+def _positive_int(v: Any) -> bool:
+    return type(v) is int and v >= 1
+
+
+def _seconds(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or check(v)
+
+
+_bool = lambda v: type(v) is bool  # noqa: E731
+
+RUN_OPTIONS: tuple[RunOption, ...] = (
+    RunOption("strategy", "--strategy", "bfs or dfs", lambda v: v in ("bfs", "dfs"), recorded=True),
+    RunOption("symmetry", "--no-symmetry", "a boolean", _bool, gate="symmetry", recorded=True),
+    RunOption("deadlock", "--deadlock", "a boolean", _optional(_bool), recorded=True),
+    RunOption(
+        "max_states", "--max-states", "a positive integer", _optional(_positive_int),
+        gate="max_states",
+    ),
+    RunOption(
+        "max_depth", "--max-depth", "a positive integer", _optional(_positive_int), recorded=True
+    ),
+    RunOption(
+        "timeout", "--timeout", "a positive number of seconds", _optional(_seconds), gate="timeout"
+    ),
+    RunOption("workers", "--workers", "a positive integer", _positive_int),
+    RunOption("cache", "--no-cache", "a boolean", _bool, recorded=True),
+    RunOption("checkpoint_every", "--checkpoint-every", "a positive number of seconds", _seconds),
+    RunOption(
+        "cluster", "--cluster", "local:N or a scheduler address",
+        _optional(lambda v: isinstance(v, str) and _cluster_ok(v)),
+    ),
+)  # fmt: skip
+BY_NAME = {o.name: o for o in RUN_OPTIONS}
+
+
+@dataclass
+class Options:
+    """How to explore: strategy, symmetry, deadlock checking, limits, workers."""
+
+    strategy: str = "bfs"
+    symmetry: bool = True
+    #: None: the model's own default (a spec's ``check_deadlock``).
+    deadlock: bool | None = None
+    max_states: int | None = None
+    max_depth: int | None = None
+    timeout: float | None = None
+    progress: Callable[[Stats], None] | None = None
+    progress_every: float = 0.5
+    workers: int = 1
+    #: Use the fast engine's caches (checker.fastpath); False runs every action directly.
+    cache: bool = True
+    #: A folder to write checkpoints to (see checker.check.checkpoint), every
+    #: ``checkpoint_every`` seconds and when the run stops at a chunk boundary.
+    checkpoint: str | None = None
+    checkpoint_every: float = 300.0
+    #: Continue from the checkpoint in ``checkpoint`` instead of starting afresh.
+    resume: bool = False
+    #: Resume a checkpoint not signed with the user's key (checker.check.checkpointkey); the
+    #: result then says it rests on that file.
+    trust_checkpoint: bool = False
+    #: What the command line was given (recorded in a checkpoint for ``mcheck resume``).
+    origin: dict[str, Any] = field(default_factory=dict)
+    #: A dask.distributed scheduler address, or ``local:N`` (see checker.distributed.cluster).
+    cluster: str | None = None
+
+    def validate(self) -> None:
+        """Refuse options that do not make sense, loudly (never ignore one)."""
+        for opt in RUN_OPTIONS:
+            value = getattr(self, opt.name)
+            if opt.name == "cluster" and value is not None:
+                parse_cluster(value)  # its own, more precise, message
+            if not opt.valid(value):
+                raise ConfigError(f"{opt.flag} must be {opt.what}, not {value!r}")
+        if self.workers > 1 and self.strategy != "bfs":
+            raise ConfigError("--workers > 1 explores breadth-first only; drop --strategy dfs")
+        if self.checkpoint is not None and self.workers > 1:
+            raise ConfigError(
+                "--checkpoint works with one process: the workers' frontiers are not "
+                "gathered; drop --workers"
+            )
+        if self.cluster is not None:
+            if self.workers > 1:
+                raise ConfigError("--cluster explores on the cluster's workers: drop --workers")
+            if self.strategy != "bfs":
+                raise ConfigError("--cluster explores breadth-first only; drop --strategy dfs")
+            if self.checkpoint is not None:
+                raise ConfigError("--checkpoint works with one process: drop --cluster")
+        if self.resume and self.checkpoint is None:
+            raise ConfigError("resuming needs the checkpoint folder")
+        if self.trust_checkpoint and not self.resume:
+            raise ConfigError("--trust-checkpoint is for resume only")
+
+
+def recorded(opts: Options) -> dict[str, Any]:
+    """The options a checkpoint records for ``resume`` (see :data:`RUN_OPTIONS`)."""
+    return {o.name: getattr(opts, o.name) for o in RUN_OPTIONS if o.recorded}
+
+
+def check_recorded(values: Any) -> dict[str, Any] | str:
+    """The recorded options read back from a file, or what is wrong with them."""
+    if not isinstance(values, dict):
+        return "'options' is not an object"
+    for o in RUN_OPTIONS:
+        if o.recorded and (o.name not in values or not o.valid(values[o.name])):
+            return f"'options.{o.name}' is not {o.what}"
+    return {o.name: values[o.name] for o in RUN_OPTIONS if o.recorded}
+
+
+def gate_keys() -> dict[str, str]:
+    """Gate manifest key -> option name, for the options a gate check may set."""
+    return {o.gate: o.name for o in RUN_OPTIONS if o.gate is not None}
+
+
+# -- --cluster ---------------------------------------------------------------------
+
+#: A dask scheduler address: an optional protocol, a host name, IPv4 or [IPv6], a port.
+_ADDRESS = re.compile(r"([a-z][a-z0-9+.-]*://)?([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
+
+
+def parse_cluster(address: str) -> tuple[str, int | None]:
+    """``local:N`` -> ("local", N); a scheduler address -> (address, None).  Pure
+    parsing: validating options never imports the cluster transport."""
+    if address.startswith("local:"):
+        count = address.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise ConfigError(f"--cluster local:N needs a worker count, got {address!r}")
+        return "local", int(count)
+    if not address or address.startswith("local") or not _ADDRESS.fullmatch(address):
+        raise ConfigError(
+            "--cluster expects local:N or a scheduler address such as "
+            f"tcp://10.0.0.1:8786, got {address!r}"
+        )
+    port = int(address.rsplit(":", 1)[1])
+    if not 0 < port < 65536:
+        raise ConfigError(f"--cluster: {port} is not a port number (1-65535)")
+    return address, None
+
+
+def _cluster_ok(address: str) -> bool:
+    try:
+        parse_cluster(address)
+    except ConfigError:
+        return False
+    return True

@@ -1,0 +1,261 @@
+"""The fast engine where its caches pay, the plain expansion where they do not:
+decided per run from what each costs, measured while running (issue 27).
+
+The fast engine's caches (:mod:`checker.fastpath`) repay their bookkeeping only when
+they hit often: on raft.tla they make a run several times faster, on a spec whose
+actions rarely meet the same slot values twice they are a tax.  Which one a spec is
+cannot be told from its text, so :class:`MeasuredExpansion` holds both expansions and
+times them on the run itself: it starts with the fast one (its caches need the start
+to warm up), and at trials spaced out geometrically (after 2,000, 8,000, 32,000, ...
+expanded states) the two take turns on short slices of the queue until each has
+expanded a window of states.  The cheaper one per generated state (successors,
+fingerprints and the invariants of new states, the work the two do differently)
+carries on; a margin keeps it from flapping on noise.  Taking turns matters: the
+work per state drifts along a breadth-first run (sets of messages grow level by
+level), so two windows one after the other compared the drift as much as the
+expansions (2PC with timeouts kept the fast engine on such a comparison and ran
+18% slower than with the plain one).
+
+Why this is sound: the two expansions compute the same successors, in the same order,
+with the same fingerprints (the differential tests hold them to that), so the store,
+the counts, the depths and the counterexample do not depend on which one expanded a
+state.  Each handle stays with the expansion that made it: a state queued by one is
+handed to the other through the state object (:meth:`state`, :meth:`handle_of`) when
+the other expands it, so a switch needs no pass over the queue.  Which expansion ran
+when depends on timing; nothing a run reports does, except which of the fast engine's
+notes it gave (a note comes from states the fast engine saw).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from checker.explore.expansion import (
+    Candidate,
+    Event,
+    ExpansionLike,
+    ExpansionSettings,
+    Key,
+    NewState,
+)
+
+#: Expanded states before the first trial (the fast engine's caches fill first).
+FIRST_TRIAL = 2000
+#: Each later trial comes after this many times as many expanded states.
+SPACING = 4
+#: States expanded in a window: long enough to average over a few chunks' variety.
+WINDOW = 600
+#: The other expansion takes over only when cheaper by this factor (noise, warm-up;
+#: taking turns in a trial keeps the noise small: gossip's plain expansion, 15%
+#: faster over whole runs, measured 7-12% cheaper in its trials).
+MARGIN = 0.92
+#: In a trial the two take turns every STEP states; it is given up once the other one
+#: is this many times dearer: on raft.tla the plain expansion costs 5 to 10 times the
+#: fast one per state.
+STEP = 25
+GIVE_UP = 1.5
+
+#: After a switch, the next trial starts this many states later (see _end_trial).
+CONFIRM_AFTER = 2 * WINDOW
+
+#: With the "alternate" policy, the expansions take turns every this many states (a
+#: small prime: every kind of handoff, on every small spec the tests generate).
+ALTERNATE_EVERY = 7
+
+#: Switching policies: by measured cost (the default), every window regardless of
+#: cost (the differential tests: every handoff exercised), or never.
+POLICIES = ("measured", "alternate", "fast")
+
+
+class MeasuredExpansion:
+    """:class:`checker.explore.expansion.ExpansionLike` over two expansions, ``fast`` (handles
+    are ints, or tuples whose first item is an int) and ``plain`` (handles are
+    ``(state, values, terms)``): the cheaper one, by measurement, expands.
+
+    A trial is, where the other one is the fast engine, ``WINDOW // 2`` states of it
+    unmeasured (its caches warm again after a long rest); then the two take turns
+    every ``STEP`` states, each measured, until each has expanded ``WINDOW`` states
+    (or the other one is clearly dearer already)."""
+
+    def __init__(
+        self,
+        fast: Any,
+        plain: Any,
+        policy: str = "measured",
+        # CPU time of this thread, not wall time: with workers the processes share
+        # the cores, and a window in which a worker waited for the CPU made the
+        # faster expansion look dearer (a 2-worker liveness run took 35 s or 80 s
+        # depending on which expansion such a window picked).
+        clock: Callable[[], float] = time.thread_time,
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown switching policy {policy!r}")
+        self.fast = fast
+        self.plain = plain
+        self.policy = policy
+        self.clock = clock
+        self.current: Any = fast
+        self.expanded = 0
+        self.spent = 0.0  # in the measured stretch
+        self.generated = 0
+        self.phase = "run"  # "run", then per trial "warm" (to the fast engine), "trial"
+        self.next_mark = FIRST_TRIAL if policy == "measured" else ALTERNATE_EVERY
+        if policy == "fast":
+            self.next_mark = 1 << 62
+        self.trial_at = FIRST_TRIAL
+        self.incumbent: Any = fast  # the expansion in use when a trial began
+        # Per trial: [seconds, successors, states] of the incumbent and of the other.
+        self.mine = [0.0, 0, 0]
+        self.theirs = [0.0, 0, 0]
+        self.before = 0.0  # the incumbent's cost per successor in the last trial
+        self.on_fast = True  # self.current is self.fast
+        self.timing = False  # whether the clock is read now (in measured windows)
+        self.switches = 0
+
+    # -- which expansion a handle belongs to -------------------------------------------
+    def _owner(self, handle: Any) -> Any:
+        if handle.__class__ is int or handle[0].__class__ is int:
+            return self.fast
+        return self.plain
+
+    # -- the interface -------------------------------------------------------------------
+    def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
+        """The settings a worker's expansion should use (the fast engine's layout)."""
+        return self.fast.layout(settings)  # type: ignore[no-any-return]
+
+    def initial(
+        self, seen: Callable[[int], bool], store: Callable[[Key, int, Any], Any]
+    ) -> tuple[list[NewState], Event | None]:
+        """The initial states, by the current expansion."""
+        return self.current.initial(seen, store)  # type: ignore[no-any-return]
+
+    def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Candidate], Event | None]:
+        """Successors of one state, by the current expansion; every so often the
+        other one is tried on a window of states and kept if it is cheaper.
+
+        Paid on every state of a run, so written out: the ownership test inline, and
+        the clock read only inside a measured window."""
+        current = self.current
+        if (handle.__class__ is int or handle[0].__class__ is int) is not self.on_fast:
+            handle = current.handle_of(self._other().state(handle))
+        if self.timing:
+            clock = self.clock
+            t0 = clock()
+            out = current.expand(ordinal, handle)
+            self.spent += clock() - t0
+            self.generated += len(out[1])
+        else:
+            out = current.expand(ordinal, handle)
+        self.expanded += 1
+        if self.expanded >= self.next_mark:
+            self._window_ends()
+            self.on_fast = self.current is self.fast
+            self.timing = self.phase == "trial"
+        return out  # type: ignore[no-any-return]
+
+    def check(self, key: Key, handle: Any, new: bool) -> Event | None:
+        """The invariants on one generated state, by the expansion that made it
+        (timed within a measured window: checking is work the two do differently)."""
+        owner = self.fast if handle.__class__ is int or handle[0].__class__ is int else self.plain
+        if not self.timing:
+            return owner.check(key, handle, new)  # type: ignore[no-any-return]
+        t0 = self.clock()
+        ev = owner.check(key, handle, new)
+        self.spent += self.clock() - t0
+        return ev  # type: ignore[no-any-return]
+
+    def state(self, handle: Any) -> Any:
+        """The state a handle stands for."""
+        return self._owner(handle).state(handle)
+
+    def handle_of(self, state: Any) -> Any:
+        """The current expansion's handle of a state object."""
+        return self.current.handle_of(state)
+
+    def fp_of(self, handle: Any) -> int:
+        """The fingerprint of a handle's state."""
+        return self._owner(handle).fp_of(handle)  # type: ignore[no-any-return]
+
+    def lanes_of(self, handle: Any) -> tuple[int, ...]:
+        """The fingerprint of a handle's state under each renaming."""
+        return self._owner(handle).lanes_of(handle)  # type: ignore[no-any-return]
+
+    def fingerprint_of(self, state: Any) -> int:
+        """A state's fingerprint (the same by either expansion)."""
+        return self.current.fingerprint_of(state)  # type: ignore[no-any-return]
+
+    # -- the measurement -------------------------------------------------------------
+    def _cost(self) -> float:
+        cost = self.spent / max(1, self.generated)
+        self.spent = 0.0
+        self.generated = 0
+        return cost
+
+    def _other(self) -> Any:
+        """The expansion not in use."""
+        return self.plain if self.current is self.fast else self.fast
+
+    def _window_ends(self) -> None:
+        if self.policy == "alternate":
+            self.current = self._other()
+            self.switches += 1
+            self.next_mark = self.expanded + ALTERNATE_EVERY
+            return
+        phase = self.phase
+        if phase == "run":  # a trial begins, with the other expansion
+            self.incumbent = self.current
+            self.mine, self.theirs = [0.0, 0, 0], [0.0, 0, 0]
+            self.current = self._other()
+            self._cost()
+            if self.current is self.fast:  # its caches first warm again, unmeasured
+                self.phase, self.next_mark = "warm", self.expanded + WINDOW // 2
+            else:
+                self.phase, self.next_mark = "trial", self.expanded + STEP
+        elif phase == "warm":
+            self._cost()
+            self.phase, self.next_mark = "trial", self.expanded + STEP
+        else:  # a slice of the trial ends: booked to the expansion that ran it
+            book = self.mine if self.current is self.incumbent else self.theirs
+            book[0] += self.spent
+            book[1] += self.generated
+            book[2] += STEP
+            self._cost()
+            mine = self.mine[0] / max(1, self.mine[1])
+            theirs = self.theirs[0] / max(1, self.theirs[1])
+            if self.mine[2] and self.theirs[2] and theirs > mine * GIVE_UP:
+                # Clearly dearer already: the trial ends early, and the next is far off.
+                self._end_trial(switch=False, spacing=SPACING * SPACING)
+            elif self.theirs[2] >= WINDOW and self.mine[2] >= WINDOW:
+                self._end_trial(switch=theirs < mine * MARGIN, spacing=SPACING)
+            else:  # the other's turn
+                self.current = self._other()
+                self.next_mark = self.expanded + STEP
+        self.before = self.mine[0] / max(1, self.mine[1])
+
+    def _end_trial(self, switch: bool, spacing: int) -> None:
+        self.spent = 0.0
+        self.generated = 0
+        if switch:
+            self.switches += 1
+            self.current = self._challenger()
+            # A switch is put to the test again soon: one trial can mislead (a
+            # collection, a stretch spent waiting for the CPU), and a wrong switch
+            # would otherwise stand for SPACING times the states run so far (a
+            # 2-worker run took 80 s instead of 35 s when a worker kept the plain
+            # expansion from 46,000 states on).
+            self.phase, self.next_mark = "run", self.expanded + CONFIRM_AFTER
+            return
+        self.current = self.incumbent
+        self.trial_at = max(self.trial_at, self.expanded) * spacing
+        self.phase, self.next_mark = "run", self.trial_at
+
+    def _challenger(self) -> Any:
+        """The expansion a trial tries against the incumbent."""
+        return self.plain if self.incumbent is self.fast else self.fast
+
+
+def measured(fast: Any, plain: Any, settings: ExpansionSettings) -> ExpansionLike:
+    """Both expansions behind one, switching by ``settings.switching``."""
+    return MeasuredExpansion(fast, plain, settings.switching)

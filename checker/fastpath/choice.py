@@ -1,0 +1,38 @@
+"""Which expansion a run uses: the fast engine where it can serve the model and the
+settings allow it, else the plain one.  The one place that knows both (the
+exploration core knows neither, only :class:`checker.explore.expansion.ExpansionLike`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.explore.expansion import Expansion, ExpansionLike, ExpansionSettings
+from checker.model import Model
+
+
+def make_expansion(
+    model: Model,
+    renamings: list[dict[Any, Any]],
+    deadlock: bool,
+    settings: ExpansionSettings | None = None,
+) -> ExpansionLike:
+    """For a compiled spec with NamedTuple states (unless ``settings.cache`` is off)
+    the fast expansion, with the plain one taking over where it is measured cheaper
+    (:mod:`checker.fastpath.adaptive`); else the plain one."""
+    settings = settings or ExpansionSettings()
+    # Action properties read both ends of every step: the plain expansion has them
+    # as states (the fast engine's cached outcomes skip the step itself).
+    if settings.cache and not getattr(model, "action_property_names", ()):
+        from checker import fastpath
+
+        if fastpath.supports(model):
+            try:
+                fast = fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
+            except fastpath.Unsuitable:
+                return Expansion(model, renamings, deadlock)
+            if settings.switching == "fast":
+                return fast
+            from checker.fastpath.adaptive import measured
+
+            return measured(fast, Expansion(model, renamings, deadlock), settings)
+    return Expansion(model, renamings, deadlock)

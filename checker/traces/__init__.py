@@ -1,0 +1,1 @@
+"""Traces as files and pictures: ITF, trace files, replay, timelines, the viewer."""

@@ -1,0 +1,327 @@
+"""Counterexamples drawn as timelines: one lane per server, what each step changed.
+
+The same renderer serves ``mcheck run`` (a trace just found) and ``mcheck show``
+(a trace read from an ITF file): both are first turned into :class:`TimelineData`,
+plain dicts of variable values per state plus per-step metadata.
+
+Per step, every change lands in a lane: a per-server map (``currentTerm[s1]``) in that
+server's lane, a map of maps (``nextIndex[s1][s2]``) in the outer server's lane,
+anything else in the environment lane.  Messages (a bag or set of records with a source
+and a destination) are shown as sent in the sender's lane, as delivered in the
+receiver's lane (when the receiver takes the step), and as dropped or duplicated in
+the environment lane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from checker.values.show import (
+    _DST,
+    _SRC,
+    _field,
+    _name,
+    brief_message,
+    is_message,
+    message_detail,
+    show,
+)
+
+ENV = "env"
+
+
+@dataclass
+class TimelineData:
+    """What a timeline shows: states as {variable: value}, step labels, lanes."""
+
+    spec: str
+    variant: str
+    var_names: tuple[str, ...]
+    states: list[dict[str, Any]]
+    actions: list[str | None]  #: per state: the action that led to it (None first)
+    actors: list[str | None]  #: per state: the lane that took the step
+    lanes: list[str]
+    property: str | None = None
+    kind: str = "violation"  #: or "deadlock", or "step" (an action property)
+    reads: list[str] = field(default_factory=list)  #: variables the property reads
+    loop: int | None = None
+    owners: dict[str, str] = field(default_factory=dict)  #: variable -> its lane
+
+
+def brief(v: Any, width: int = 40) -> str:
+    """A short text for a value: messages abbreviated, everything clipped."""
+    if v is _ABSENT:
+        return "(absent)"
+    text = brief_message(v) if is_message(v) else show(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _message_counts(v: Any) -> dict[Any, int] | None:
+    """A network variable as {message: copies}, or None if it is not one."""
+    if isinstance(v, Mapping):
+        if v and all(is_message(k) and isinstance(n, int) for k, n in v.items()):
+            return dict(v)
+        return {} if not v else None
+    if isinstance(v, frozenset | set) or type(v).__name__ == "PSet":
+        items = list(v)
+        if items and all(is_message(x) for x in items):
+            return dict.fromkeys(items, 1)
+        return {} if not items else None
+    return None
+
+
+def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> dict[str, list[Text]]:
+    """What state ``i`` changed, per lane (the lanes plus ``env``)."""
+    lanes = set(data.lanes)
+    cells: dict[str, list[Text]] = {lane: [] for lane in [*data.lanes, ENV]}
+    old, new = data.states[i - 1], data.states[i]
+    actor = data.actors[i]
+    for var in data.var_names:
+        if only is not None and var not in only:
+            continue
+        a, b = old[var], new[var]
+        if a is b or a == b:
+            continue
+        ca, cb = _message_counts(a), _message_counts(b)
+        if ca is not None and cb is not None:
+            _message_cells(cells, ca, cb, actor, lanes)
+            continue
+        a, b = _as_lane_map(a, data.lanes), _as_lane_map(b, data.lanes)
+        owner = data.owners.get(var)
+        if isinstance(a, Mapping) and isinstance(b, Mapping) and _keyed_by_lanes(a, b, lanes):
+            for k in sorted(set(a) | set(b), key=lambda x: _name(x)):
+                x, y = a.get(k, _ABSENT), b.get(k, _ABSENT)
+                if x == y:
+                    continue
+                # Owned by the environment (bookkeeping the properties read): drawn in
+                # its lane, keyed, so the servers' lanes show the mechanism.
+                lane, label = (ENV, f"{var}[{_name(k)}]") if owner == ENV else (_name(k), var)
+                for path, before, after in _diff(label, x, y, lanes):
+                    cells[lane].append(_change(path, before, after))
+            continue
+        cells[owner if owner in lanes else ENV].append(_change(var, brief(a), brief(b)))
+    return cells
+
+
+def _as_lane_map(v: Any, lanes: list[str]) -> Any:
+    """A sequence with one entry per lane, when the lanes are the positions 0..n-1
+    (processes numbered from 0), read as a map from lane to entry."""
+    if (
+        isinstance(v, tuple | list)
+        and not hasattr(v, "_fields")
+        and lanes
+        and len(v) == len(lanes)
+        and lanes == [str(i) for i in range(len(lanes))]
+    ):
+        return {str(i): x for i, x in enumerate(v)}
+    return v
+
+
+def _keyed_by_lanes(a: Mapping[Any, Any], b: Mapping[Any, Any], lanes: set[str]) -> bool:
+    keys = set(a) | set(b)
+    return bool(keys) and all(_name(k) in lanes for k in keys)
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT: Any = _Absent()
+
+
+def _diff(path: str, x: Any, y: Any, lanes: set[str]) -> list[tuple[str, str, str]]:
+    if isinstance(x, Mapping) and isinstance(y, Mapping) and _keyed_by_lanes(x, y, lanes):
+        rows = []
+        for k in sorted(set(x) | set(y), key=lambda v: _name(v)):
+            a, b = x.get(k, _ABSENT), y.get(k, _ABSENT)
+            if a != b:
+                rows.append((f"{path}[{_name(k)}]", brief(a, 24), brief(b, 24)))
+        return rows
+    return [(path, brief(x, 24), brief(y, 24))]
+
+
+def _change(path: str, before: str, after: str) -> Text:
+    t = Text()
+    t.append(path, style="bold")
+    t.append(" ")
+    t.append(before, style="red")
+    t.append("->")
+    t.append(after, style="green")
+    return t
+
+
+def _message_cells(
+    cells: dict[str, list[Text]],
+    before: dict[Any, int],
+    after: dict[Any, int],
+    actor: str | None,
+    lanes: set[str],
+) -> None:
+    # Deliveries first, then what the step sent: the order in which things happen.
+    sent: list[tuple[str, Text]] = []
+    for m in sorted(set(before) | set(after), key=brief_message):
+        n0, n1 = before.get(m, 0), after.get(m, 0)
+        if n1 == n0:
+            continue
+        src, dst = _name(_field(m, _SRC)), _name(_field(m, _DST))
+        text = brief_message(m)
+        if n0 == 0:
+            # A send shows the contents (INCONSISTENCY next=1); later mentions of the
+            # same message name it briefly.
+            line = Text(f"sent {message_detail(m)}", style="cyan")
+            sent.append((src if src in lanes else ENV, line))
+        elif n1 > n0:
+            cells[ENV].append(Text(f"duplicated {text}", style="yellow"))
+        elif actor == dst and dst in lanes:
+            cells[dst].append(Text(f"received {text}", style="magenta"))
+        else:
+            cells[ENV].append(Text(f"dropped {text}", style="yellow"))
+    for lane, line in sent:
+        cells[lane].append(line)
+
+
+def render_timeline(
+    data: TimelineData,
+    console: Console,
+    full: bool = False,
+    only_vars: list[str] | None = None,
+) -> None:
+    """Print the trace as a table: step, action, one column per lane, environment."""
+    only = set(only_vars) if only_vars else None
+    names = [v for v in data.var_names if only is None or v in only]
+    title = f"{data.spec} ({data.variant}): {len(data.states) - 1} steps"
+    console.print(Text(title, style="bold"))
+    init = Text("initial state: ", style="bold cyan")
+    console.print(init)
+    for var in names:
+        console.print(Text(f"  {var} = {show(data.states[0][var])}"), overflow="fold")
+    if full:
+        _render_full(data, console, names)
+    else:
+        steps = []
+        for i in range(1, len(data.states)):
+            label = Text(data.actions[i] or "?", style="bold")
+            if data.actors[i]:
+                label.append(f" @{data.actors[i]}", style="dim")
+            steps.append((i, label, step_changes(data, i, only)))
+        # Lanes where nothing happens in the whole trace take no room.
+        lanes = [ln for ln in [*data.lanes, ENV] if any(cells[ln] for _, _, cells in steps)]
+        widths = {ln: _longest_word(t for _, _, cells in steps for t in cells[ln]) for ln in lanes}
+        action_w = min(_longest_word(label for _, label, _ in steps), 30)
+        # Each column at least as wide as its longest word, so no word is split; when
+        # that cannot fit the terminal, one step per block, one line per change.
+        need = 3 + action_w + sum(widths.values()) + 3 * (len(lanes) + 2) + 1
+        if need <= console.width:
+            _render_table(data, console, steps, lanes, widths, action_w)
+        else:
+            _render_stacked(data, console, steps, lanes)
+    if data.loop is not None:
+        console.print(
+            Text(
+                f"loop: back in the state after step {data.loop}; steps {data.loop + 1} to "
+                f"{len(data.states) - 1} repeat forever"
+                if data.loop < len(data.states) - 1
+                else "loop: the last state stutters forever (no fair action is enabled)",
+                style="bold yellow",
+            )
+        )
+    if data.property:
+        if data.kind == "step":
+            what = f"{data.property} is violated by the last step"
+        else:
+            what = "deadlock" if data.kind == "deadlock" else f"{data.property} is violated"
+            what += " in the last state"
+        console.print(Text(f"X {what}", style="bold red"))
+        last = data.states[-1]
+        for var in data.reads:
+            if var in last:
+                console.print(Text(f"  {var} = {show(last[var])}"), overflow="fold")
+
+
+def _longest_word(texts: Any) -> int:
+    """The longest whitespace-separated word among ``texts`` (Text or str)."""
+    return max(
+        (len(w) for t in texts for w in (t.plain if isinstance(t, Text) else str(t)).split()),
+        default=1,
+    )
+
+
+def _loop_marker(data: TimelineData, i: int) -> Text | None:
+    if data.loop is not None and i == data.loop + 1:
+        return Text("loop starts here: from this step it repeats", "bold yellow")
+    return None
+
+
+def _render_table(
+    data: TimelineData,
+    console: Console,
+    steps: list[tuple[int, Text, dict[str, list[Text]]]],
+    lanes: list[str],
+    widths: dict[str, int],
+    action_w: int,
+) -> None:
+    # Explicit content widths: every column gets its longest word, and the room left
+    # is shared out (lanes 3 parts, the action 2), so rich never has to split a word.
+    cols = ["action", *lanes]
+    base = {"action": action_w, **widths}
+    share = {c: (2 if c == "action" else 3) for c in cols}
+    used = 3 + sum(base.values()) + 3 * (len(cols) + 1) + 1
+    spare = max(0, console.width - used)
+    parts = sum(share.values())
+    final = {c: base[c] + spare * share[c] // parts for c in cols}
+    table = Table(show_lines=True, expand=False, padding=(0, 1))
+    table.add_column("#", justify="right", no_wrap=True, width=3)
+    table.add_column("action", overflow="fold", width=final["action"])
+    for lane in lanes:
+        table.add_column(lane, overflow="fold", width=final[lane])
+    for i, label, cells in steps:
+        marker = _loop_marker(data, i)
+        if marker is not None:
+            table.add_row("", marker)
+        row: list[Any] = [str(i), label]
+        for lane in lanes:
+            row.append(Group(*cells[lane]) if cells[lane] else "")
+        table.add_row(*row)
+    console.print(table)
+
+
+def _render_stacked(
+    data: TimelineData,
+    console: Console,
+    steps: list[tuple[int, Text, dict[str, list[Text]]]],
+    lanes: list[str],
+) -> None:
+    """Too narrow for a column per lane: each step a heading, then ``lane: change``
+    lines (wrapped at word boundaries, indented under the change)."""
+    pad = max((len(ln) for ln in lanes), default=3)
+    for i, label, cells in steps:
+        marker = _loop_marker(data, i)
+        if marker is not None:
+            console.print(marker)
+        head = Text(f"{i:>3} ", style="bold")
+        head.append_text(label)
+        console.print(head)
+        for lane in lanes:
+            for change in cells[lane]:
+                line = Text(f"      {lane:<{pad}}  ", style="dim")
+                line.append_text(change)
+                console.print(line)
+
+
+def _render_full(data: TimelineData, console: Console, names: list[str]) -> None:
+    for i in range(1, len(data.states)):
+        head = Text(f"State {i + 1}: {data.actions[i]}", style="bold cyan")
+        if data.actors[i]:
+            head.append(f" @{data.actors[i]}", style="dim")
+        console.print(head)
+        prev, cur = data.states[i - 1], data.states[i]
+        for var in names:
+            style = "green" if prev[var] != cur[var] else ""
+            console.print(Text(f"  {var} = {show(cur[var])}", style=style), overflow="fold")

@@ -1,0 +1,48 @@
+"""The rooms of checker/ import one way (docs/architecture.md), and no module imports
+itself through others.
+
+The layers are declared in pyproject.toml ([tool.importlinter]) and checked here with
+import-linter, as `make lint` does; circles inside a room, which layers do not see,
+with grimp (import-linter's import graph) and networkx.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_rooms_import_downwards_only() -> None:
+    lint = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run(
+        [str(lint), "--config", "pyproject.toml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "KEPT" in done.stdout and "BROKEN" not in done.stdout
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    graph = grimp.build_graph("checker", exclude_type_checking_imports=True)
+    edges = nx.DiGraph()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            edges.add_edge(module, imported)
+    cycles = list(nx.simple_cycles(edges))
+    assert cycles == [], [" -> ".join(c) for c in cycles[:5]]
+
+
+def test_every_module_is_in_a_room() -> None:
+    """checker/ holds rooms (subpackages) and, at the top, only the public facade and
+    the modules kept so that the documented imports keep working."""
+    top = sorted(p.stem for p in (ROOT / "checker").glob("*.py"))
+    assert top == ["__init__", "__main__", "errors", "loader", "result", "validate"]
