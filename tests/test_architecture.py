@@ -46,3 +46,20 @@ def test_every_module_is_in_a_room() -> None:
     the modules kept so that the documented imports keep working."""
     top = sorted(p.stem for p in (ROOT / "checker").glob("*.py"))
     assert top == ["__init__", "__main__", "errors", "loader", "result", "validate"]
+
+
+def test_graph_restarts_as_run_does(tmp_path: Path) -> None:
+    """mcheck graph assembled its own exploration and did not handle the fast engine's
+    Restart: a map that gains a key after the pilot made it exit 255 where mcheck run
+    passes.  Both now come through checker.check.assemble."""
+    spec = str(ROOT / "tests" / "fixtures" / "growing_keys.py")
+    out = tmp_path / "g.graphml"
+    for args in (["run", spec], ["graph", spec, "--out", str(out), "--max-nodes", "20000"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "checker", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert out.stat().st_size > 0

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import check_spec
-from checker.check.run import _explore
+from checker.check.assemble import explore
 from checker.cli.commands import build_spec
 from checker.explore.options import Options
-from checker.liveness.stategraph import FingerprintIndex, StateGraph
+from checker.liveness.stategraph import FingerprintIndex, GraphRecorder, StateGraph
 from checker.model import CompiledSpec
 
 #: (spec, variant, constants, whether its temporal properties alone fail with a
@@ -47,7 +47,10 @@ CASES: list[tuple[str, str | None, tuple[str, ...], bool]] = [
 def _graph(case: tuple[str, str | None, tuple[str, ...], bool], opts: Options) -> StateGraph:
     name, variant, consts, _ = case
     model = CompiledSpec(build_spec(name, variant, consts), symmetry=False)
-    outcome, recorder = _explore(model.without_invariants(), opts, [{}], False, True, [])
+    unchecked = model.without_invariants()
+    outcome, recorder = explore(
+        unchecked, opts, [{}], False, [], record=lambda: GraphRecorder(unchecked)
+    )
     assert recorder is not None and outcome.verdict.value == "ok"
     return recorder.graph
 

@@ -18,10 +18,9 @@ import networkx as nx
 
 from checker.base.errors import ConfigError, MCheckError
 from checker.base.safefile import atomic_writer, write_atomically
-from checker.explore.engine import Exploration, LocalBackend
+from checker.check.assemble import explore
 from checker.explore.options import Options
 from checker.explore.result import Stats, Verdict
-from checker.fastpath.choice import make_expansion
 from checker.liveness.stategraph import GraphRecorder
 from checker.model import Model
 from checker.values.show import show
@@ -47,10 +46,11 @@ def state_graph(
     included); ``violates`` names the invariant a state breaks, for the node label;
     ``progress`` is called with the figures as the exploration goes.
     """
-    recorder = GraphRecorder(model, keep_states=True)
     opts = Options(deadlock=False, max_states=max_nodes + 1, symmetry=False, progress=progress)
-    backend = LocalBackend(model, make_expansion(model, [{}], False), "bfs", None, recorder)
-    outcome = Exploration(model, opts, backend).run()
+    outcome, recorder = explore(
+        model, opts, [{}], False, [], record=lambda: GraphRecorder(model, keep_states=True)
+    )
+    assert recorder is not None
     if outcome.verdict is Verdict.INCOMPLETE and outcome.stats.distinct > max_nodes:
         raise GraphTooLarge(
             f"the reachable graph has more than {max_nodes} states: raise --max-nodes "

@@ -20,28 +20,24 @@ never a pass.
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from checker.base.errors import ConfigError
 from checker.base.invocation import command
+from checker.base.signals import DeadlineReached, kept_handlers, watchdog
 from checker.check import checkpoint
+from checker.check.assemble import explore
 from checker.check.symmetry import check_symmetry, temporal_symmetry_problem
 from checker.explore.collector import paced_collector
-from checker.explore.engine import DeadlineReached, Exploration, LocalBackend, Outcome, watchdog
-from checker.explore.expansion import ExpansionSettings, Restart
+from checker.explore.engine import Outcome
 from checker.explore.options import Options
 from checker.explore.result import Result, Stats, Verdict
 from checker.explore.snapshot import Snapshot
 from checker.explore.trace import Trace, replay_choices
-from checker.fastpath.choice import make_expansion
 from checker.liveness.cycles import Lasso, check_property
 from checker.liveness.quotient import QuotientRecorder, Unfolded, unfold, unfolded_trace
 from checker.liveness.stategraph import GraphRecorder, StateGraph
@@ -56,23 +52,8 @@ def run(model: Model, options: Options | None = None) -> Result:
     # An interrupted check ignores further Ctrl-C/SIGTERM while it builds its report;
     # the caller's handlers come back afterwards, so a library caller (a test session,
     # a notebook, a script running several checks) can still be interrupted.
-    with _keep_signal_handlers(), paced_collector():
+    with kept_handlers(), paced_collector():
         return _run(model, options)
-
-
-@contextmanager
-def _keep_signal_handlers() -> Iterator[None]:
-    """Restore SIGINT's and SIGTERM's handlers on the way out (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            if handler is not None:
-                signal.signal(sig, handler)
 
 
 def _run(model: Model, options: Options | None) -> Result:
@@ -120,17 +101,16 @@ def _run(model: Model, options: Options | None) -> Result:
         with watchdog(deadline):
             if opts.symmetry and len(model.renamings) > 1:
                 check_symmetry(model, deadline=deadline)
-            outcome, recorder = _explore(
+            outcome, recorder = explore(
                 model,
                 opts,
                 renamings,
                 deadlock,
-                graph_now,
                 warnings,
-                checkpointer,
-                resumed,
-                deadline,
-                quotient,
+                record=_recorder(model, renamings, graph_now, quotient),
+                checkpointer=checkpointer,
+                resumed=resumed,
+                deadline=deadline,
             )
     except DeadlineReached:
         if outcome is None:
@@ -163,8 +143,14 @@ def _run(model: Model, options: Options | None) -> Result:
                 )
             graph_opts = replace(opts, timeout=remaining, deadlock=False)
             unchecked = model.without_invariants() if isinstance(model, CompiledSpec) else model
-            graph_outcome, recorder = _explore(
-                unchecked, graph_opts, [{}], False, True, result.warnings, deadline=deadline
+            graph_outcome, recorder = explore(
+                unchecked,
+                graph_opts,
+                [{}],
+                False,
+                result.warnings,
+                record=lambda: GraphRecorder(unchecked),
+                deadline=deadline,
             )
             if graph_outcome.verdict is not Verdict.OK:
                 reason = f"{graph_outcome.reason} while building the liveness graph"
@@ -236,64 +222,16 @@ def _checkpointing(
     return save, resumed
 
 
-def _explore(
-    model: Model,
-    opts: Options,
-    renamings: list[dict[Any, Any]],
-    deadlock: bool,
-    graph: bool,
-    warnings: list[str],
-    checkpointer: Callable[[Snapshot], str] | None = None,
-    resumed: Snapshot | None = None,
-    deadline: float | None = None,
-    quotient: bool = False,
-) -> tuple[Outcome, GraphRecorder | None]:
-    """One exploration (recording the state graph if asked).  When the expansion asks
-    to start again (:class:`checker.explore.expansion.Restart`: the fast engine found a cached
-    action that does not replay directly, a map whose keys it took for fixed change,
-    a slot with more values than it packs), the exploration starts afresh with the
-    settings it gives, and the run says why where the user should know."""
-    settings = ExpansionSettings(cache=opts.cache, switching=_switching())
-    seen: set[ExpansionSettings] = set()
-    while True:
-        recorder: GraphRecorder | None = None
-        if quotient:
-            recorder = QuotientRecorder(model, renamings)
-        elif graph:
-            recorder = GraphRecorder(model)
-        try:
-            if opts.cluster is not None:
-                from checker.distributed.cluster import ClusterBackend
-
-                backend: Any = ClusterBackend(model, renamings, deadlock, opts, settings, recorder)
-            elif opts.workers > 1:
-                from checker.distributed.workers import WorkerBackend
-
-                backend = WorkerBackend(model, renamings, deadlock, opts, settings, recorder)
-            else:
-                expansion = make_expansion(model, renamings, deadlock, settings)
-                backend = LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
-            exploration = Exploration(model, opts, backend, checkpointer, resumed, deadline)
-            return exploration.run(), recorder
-        except Restart as exc:
-            # Each restart caches strictly less: a settings object met twice would loop.
-            if exc.settings in seen or exc.settings == settings:
-                raise RuntimeError(f"the fast engine asked twice for one restart ({exc})") from exc
-            seen.add(settings)
-            settings = exc.settings
-            if exc.note is not None:
-                warnings.append(exc.note)
-
-
-def _switching() -> str:
-    """How the fast engine and the plain expansion share a run: MCHECK_ENGINE_SWITCH
-    (for tests and measurements; see checker.fastpath.adaptive), "measured" by default."""
-    from checker.fastpath.adaptive import POLICIES
-
-    policy = os.environ.get("MCHECK_ENGINE_SWITCH", "measured")
-    if policy not in POLICIES:
-        raise ConfigError(f"MCHECK_ENGINE_SWITCH={policy!r} is not one of {', '.join(POLICIES)}")
-    return policy
+def _recorder(
+    model: Model, renamings: list[dict[Any, Any]], graph: bool, quotient: bool
+) -> Callable[[], GraphRecorder | None]:
+    """What records the state graph of each attempt of an exploration: the quotient
+    graph (liveness under symmetry), the plain one, or none."""
+    if quotient:
+        return lambda: QuotientRecorder(model, renamings)
+    if graph:
+        return lambda: GraphRecorder(model)
+    return lambda: None
 
 
 def _fingerprint_fn(model: Model, renamings: list[dict[Any, Any]]) -> Any:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.base.errors import ConfigError, EvaluationError, MCheckError
-from checker.explore.engine import DeadlineReached, ignore_interrupts, stop_signals, watchdog
+from checker.base.signals import DeadlineReached, ignore_interrupts, stop_signals, watchdog
 from checker.explore.trace import Step, Trace, make_step
 from checker.model import CompiledSpec
 from checker.values import ModelValue

@@ -15,11 +15,9 @@ import json
 import math
 import os
 import re
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -36,9 +34,9 @@ from checker.base import signals as early_signals
 from checker.base.errors import ConfigError, EvaluationError, MCheckError
 from checker.base.invocation import command
 from checker.base.safefile import write_atomically
+from checker.base.signals import ignore_interrupts, restore_term, shielded, term_as_interrupt
 from checker.base.version import __version__
 from checker.check.run import run as run_model
-from checker.explore.engine import ignore_interrupts
 from checker.explore.options import Options, recorded
 from checker.explore.result import ExitCode, Result, Stats, Verdict
 from checker.model import CompiledSpec
@@ -73,7 +71,7 @@ def guarded(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         # From here on the command handles interruptions (and saves what it must).
         early_signals.release()
-        previous = _term_as_interrupt()
+        previous = term_as_interrupt()
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
@@ -96,34 +94,9 @@ def guarded(fn: F) -> F:
                 255,
             )
         finally:
-            if previous is not None and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
-                signal.signal(signal.SIGTERM, previous)
+            restore_term(previous)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _term_as_interrupt() -> Any:
-    def on_term(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        return signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread (tests)
-        return None
-
-
-@contextmanager
-def _shielded() -> Iterator[None]:
-    """Ignore Ctrl-C while writing something the user asked to keep."""
-    try:
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 def _parse_consts(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -807,7 +780,7 @@ def _check_and_report(
         # Made again now that the run has fixed the model's variable names: the one
         # made before the run cannot say which variables the property reads.
         presentation = presentation_for(model)
-        with _shielded():
+        with shielded():
             try:
                 saved = save_trace(
                     result,
@@ -1234,7 +1207,7 @@ def graph_cmd(
         sys.exit(ExitCode.INCOMPLETE)
     finally:
         progress.stop()
-    with _shielded():
+    with shielded():
         write_graph(g, Path(out))
     click.echo(f"wrote {g.number_of_nodes()} states and {g.number_of_edges()} edges to {out}")
 

@@ -31,7 +31,6 @@ import inspect
 import io
 import os
 import re
-import signal
 import time
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -46,8 +45,8 @@ from rich.text import Text
 from checker.authoring.loader import load_spec_class
 from checker.base.errors import ConfigError, MCheckError
 from checker.base.safefile import write_atomically
+from checker.base.signals import ignore_interrupts, worker_process
 from checker.check.run import run
-from checker.explore.engine import ignore_interrupts
 from checker.explore.options import BY_NAME, Options, gate_keys
 from checker.explore.result import Verdict
 from checker.model import CompiledSpec
@@ -397,7 +396,7 @@ def run_all(checks: list[GateCheck], jobs: int | None = None) -> tuple[list[Gate
         except KeyboardInterrupt:
             interrupted = True
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_leave_signals_to_the_gate)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_process)
         try:
             # The biggest checks first (by the states the manifest records): the gate
             # ends when its longest check does, so that one must not start last
@@ -430,13 +429,6 @@ def run_all(checks: list[GateCheck], jobs: int | None = None) -> tuple[list[Gate
 def _expected_work(c: GateCheck) -> int:
     """How big a check is, as far as its manifest entry tells (unknown: small)."""
     return c.states_generated or c.distinct_states or c.max_states or 0
-
-
-def _leave_signals_to_the_gate() -> None:
-    """In each pool process: Ctrl-C (sent to the whole process group) is the gate's to
-    handle, and the gate's SIGTERM to a check ends it at once, without a traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_gate(

@@ -31,7 +31,7 @@ from checker.base.errors import ConfigError, MCheckError
 from checker.distributed.partition import LevelBackend, Partition
 from checker.explore.collector import paced_collector
 from checker.explore.engine import ChunkResult, WorkerLost
-from checker.explore.expansion import ExpansionSettings, Key, Restart
+from checker.explore.expansion import ExpansionFactory, ExpansionSettings, Key, Restart
 from checker.explore.options import Options, parse_cluster
 from checker.liveness.stategraph import GraphPart, GraphRecorder
 from checker.model import CompiledSpec, Model
@@ -89,12 +89,13 @@ class PartitionActor:
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         settings: ExpansionSettings,
+        make: ExpansionFactory,
         graph: bool = False,
     ) -> None:
         self.failure: tuple[str, Any] | None = None
         try:
             self.part: Partition | None = Partition(
-                w, n, model_of(recipe), renamings, deadlock, settings, graph
+                w, n, model_of(recipe), renamings, deadlock, settings, make, graph
             )
         except Exception as exc:
             self.part = None
@@ -137,12 +138,13 @@ class ClusterBackend(LevelBackend):
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         opts: Options,
+        make: ExpansionFactory,
         settings: ExpansionSettings | None = None,
         recorder: GraphRecorder | None = None,
     ) -> None:
         assert opts.cluster is not None
         self.recipe = recipe_of(model)
-        super().__init__(model, renamings, deadlock, opts, settings, recorder)
+        super().__init__(model, renamings, deadlock, opts, make, settings, recorder)
         self.where, self.local_workers = parse_cluster(opts.cluster)
         self.address = opts.cluster
         self.cluster: Any = None
@@ -176,6 +178,7 @@ class ClusterBackend(LevelBackend):
                 self.renamings,
                 self.deadlock,
                 self.settings,
+                self.make,
                 self.graph,
                 actor=True,
                 workers=[addr],

@@ -26,9 +26,8 @@ import numpy as np
 
 from checker.base.errors import ConfigError, EvaluationError
 from checker.explore.engine import ChunkResult, NewColumns, _counter
-from checker.explore.expansion import Event, ExpansionSettings, Key
+from checker.explore.expansion import Event, ExpansionFactory, ExpansionSettings, Key
 from checker.explore.options import Options
-from checker.fastpath.choice import make_expansion
 from checker.liveness.stategraph import (
     EdgeLog,
     FingerprintIndex,
@@ -122,11 +121,12 @@ class Partition:
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         settings: ExpansionSettings,
+        make: ExpansionFactory,
         graph: bool = False,
     ) -> None:
         self.w, self.n = w, n
         self.model = model
-        self.exp = make_expansion(model, renamings, deadlock, settings)
+        self.exp = make(model, renamings, deadlock, settings)
         # With a state graph (liveness): the edges of the states expanded here and
         # the temporal atoms' truth in the states kept here.
         self.atoms = temporal_atoms(model) if graph else None
@@ -465,10 +465,13 @@ class LevelBackend:
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         opts: Options,
+        make: ExpansionFactory,
         settings: ExpansionSettings | None = None,
         recorder: GraphRecorder | None = None,
     ) -> None:
         self.model = model
+        #: Makes each partition's expansion (the run's choice, not this module's).
+        self.make = make
         self.renamings = renamings
         self.deadlock = deadlock
         self.max_depth = opts.max_depth
@@ -479,7 +482,7 @@ class LevelBackend:
         #: The stored states' fingerprints -> ordinals (with a state graph only).
         self.index = FingerprintIndex()
         settings = settings or ExpansionSettings()
-        self.exp = make_expansion(model, renamings, deadlock, settings)
+        self.exp = make(model, renamings, deadlock, settings)
         # The workers' expansions: the same layout as this one's (its pilot's).
         self.settings = self.exp.layout(settings)
         self.n = 0

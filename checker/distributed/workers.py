@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 
 from checker.base.errors import MCheckError
+from checker.base.signals import worker_process
 from checker.distributed.partition import LevelBackend, Partition
 from checker.explore.engine import ChunkResult, WorkerLost
-from checker.explore.expansion import ExpansionSettings, Key, Restart
+from checker.explore.expansion import ExpansionFactory, ExpansionSettings, Key, Restart
 from checker.explore.options import Options
 from checker.liveness.stategraph import GraphPart, GraphRecorder
 from checker.model import Model
@@ -93,6 +94,7 @@ def _worker(
     renamings: list[dict[Any, Any]],
     deadlock: bool,
     settings: ExpansionSettings,
+    make: ExpansionFactory,
     graph: bool,
     inboxes: list[Any],
     conn: Connection,
@@ -100,17 +102,13 @@ def _worker(
     parent: int,
 ) -> None:
     """One worker process: owns fingerprints ``fp % n == w`` and expands its states."""
-    # Ctrl-C reaches the whole process group: the coordinator handles it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The coordinator's SIGTERM handler (inherited by the fork) turns SIGTERM into
-    # KeyboardInterrupt; a worker being terminated should just end, quietly.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    worker_process()
     for c in others:  # ends inherited from the fork that are not this worker's
         with contextlib.suppress(OSError):
             c.close()
     link = _Link(conn, parent)
     try:
-        _serve(w, n, model, renamings, deadlock, settings, graph, inboxes, link)
+        _serve(w, n, model, renamings, deadlock, settings, make, graph, inboxes, link)
     except _Stopped:
         return
     except Restart as exc:
@@ -145,11 +143,12 @@ def _serve(
     renamings: list[dict[Any, Any]],
     deadlock: bool,
     settings: ExpansionSettings,
+    make: ExpansionFactory,
     graph: bool,
     inboxes: list[Any],
     link: _Link,
 ) -> None:
-    part = Partition(w, n, model, renamings, deadlock, settings, graph)
+    part = Partition(w, n, model, renamings, deadlock, settings, make, graph)
     inbox = inboxes[w]
     stash: dict[str, list[Any]] = {}
 
@@ -220,10 +219,11 @@ class WorkerBackend(LevelBackend):
         renamings: list[dict[Any, Any]],
         deadlock: bool,
         opts: Options,
+        make: ExpansionFactory,
         settings: ExpansionSettings | None = None,
         recorder: GraphRecorder | None = None,
     ) -> None:
-        super().__init__(model, renamings, deadlock, opts, settings, recorder)
+        super().__init__(model, renamings, deadlock, opts, make, settings, recorder)
         self.workers = opts.workers
         self.ctx = mp.get_context("fork")
         self.conns: list[Connection] = []
@@ -249,6 +249,7 @@ class WorkerBackend(LevelBackend):
                     self.renamings,
                     self.deadlock,
                     self.settings,
+                    self.make,
                     self.graph,
                     self.inboxes,
                     child,

@@ -14,25 +14,25 @@ order, which is exactly the order one sequential BFS (or DFS) would meet them in
 keeps the trace table, the statistics and the limits.  Three backends exist: the local
 one (:class:`LocalBackend`, this process, with a queue or a stack of packed handles and
 the visited set behind :class:`checker.store.fingerprints.FingerprintStore`, optionally
-recording
-the state graph for liveness and export), the worker processes of
-:mod:`checker.distributed.workers` and the dask actors of :mod:`checker.distributed.cluster` (both through
-:class:`checker.distributed.partition.LevelBackend`).  All do the per-state work through the same
-expansion interface (:class:`checker.explore.expansion.ExpansionLike`), which is all the core
-knows of how states are expanded: the fast engine plugs in behind it (see
-:mod:`checker.fastpath.choice` and docs/engine.md), and a request of it to start again
-(:class:`checker.explore.expansion.Restart`) is handled by :mod:`checker.check.run`, not here.
+recording the state graph for liveness and export), the worker processes of
+:mod:`checker.distributed.workers` and the dask actors of
+:mod:`checker.distributed.cluster` (both through
+:class:`checker.distributed.partition.LevelBackend`).  All do the per-state work
+through the same expansion interface (:class:`checker.explore.expansion.ExpansionLike`),
+which is all the core knows of how states are expanded: the fast engine plugs in behind
+it (see :mod:`checker.fastpath.choice` and docs/engine.md), and a request of it to start
+again (:class:`checker.explore.expansion.Restart`) is handled where an exploration is
+assembled (:mod:`checker.check.assemble`), not here.
 Options come from :mod:`checker.explore.options`.
 """
 
 from __future__ import annotations
 
-import signal
 import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any, Protocol
@@ -40,6 +40,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from checker.base.errors import ConfigError, EvaluationError, MCheckError
+from checker.base.signals import (
+    DeadlineReached,
+    deferred_stop,
+    ignore_interrupts,
+    stop_signals,
+    watchdog,
+    watchdog_paused,
+)
 from checker.explore.expansion import Event, ExpansionLike, Key, NewState
 from checker.explore.options import Options
 from checker.explore.result import Stats, Verdict
@@ -494,119 +502,6 @@ class Outcome:
     error: EvaluationError | None = None
     warnings: list[str] = field(default_factory=list)
     interrupted: bool = False
-
-
-def ignore_interrupts() -> None:
-    """From now on this process ignores Ctrl-C and SIGTERM (it is reporting)."""
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    except ValueError:  # not the main thread
-        pass
-
-
-@contextmanager
-def stop_signals() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C while exploring (the main thread only)."""
-
-    def on_term(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        if signal.getsignal(signal.SIGTERM) is on_term:
-            signal.signal(signal.SIGTERM, old)
-
-
-@contextmanager
-def deferred_stop(active: bool) -> Iterator[list[bool]]:
-    """While ``active``, the first Ctrl-C or SIGTERM only raises a flag (``[True]``)
-    that the loop reads between chunks, so the run can stop where a checkpoint is
-    consistent; a second one stops at once (the previous checkpoint stays)."""
-    asked = [False]
-    if not active:
-        yield asked
-        return
-
-    def on_signal(signum: int, frame: Any) -> None:
-        if asked[0]:
-            raise KeyboardInterrupt
-        asked[0] = True
-
-    try:
-        old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread
-        yield asked
-        return
-    try:
-        yield asked
-    finally:
-        for sig, handler in old.items():
-            if signal.getsignal(sig) is on_signal:
-                signal.signal(sig, handler)
-
-
-@contextmanager
-def watchdog_paused(rearm: bool = True) -> Iterator[None]:
-    """Hold the watchdog's timer off within this block (a checkpoint being written);
-    afterwards it runs on with the time it had left, unless ``rearm`` is False."""
-    try:
-        left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
-    except ValueError:  # not the main thread: there is no timer
-        yield
-        return
-    try:
-        yield
-    finally:
-        if left > 0 and rearm:
-            signal.setitimer(signal.ITIMER_REAL, left)
-
-
-class DeadlineReached(KeyboardInterrupt):
-    """Raised by :func:`watchdog` when ``--timeout`` passes inside one long step (a state
-    whose fingerprint needs 9! renamings, a huge chunk): the run stops like Ctrl-C, but
-    reports the timeout."""
-
-
-#: How long after the deadline the watchdog fires: the explorer's own check between
-#: chunks normally stops the run first, cleanly and without unwinding a step.
-WATCHDOG_GRACE = 1.0
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise DeadlineReached
-
-
-@contextmanager
-def watchdog(deadline: float | None) -> Iterator[None]:
-    """Within this block, a ``deadline`` (``time.perf_counter()`` seconds) overrun by
-    :data:`WATCHDOG_GRACE` raises :class:`DeadlineReached` wherever the run is.
-
-    A real-time interval timer (SIGALRM), main thread only; forked workers do not
-    inherit it, and the timer is cancelled on leaving, so the report is never cut.
-    Nested blocks share the outermost one's timer."""
-    if deadline is None or signal.getsignal(signal.SIGALRM) is _on_alarm:
-        yield  # no deadline, or an enclosing watchdog already keeps it
-        return
-    try:
-        old = signal.signal(signal.SIGALRM, _on_alarm)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        signal.setitimer(
-            signal.ITIMER_REAL, max(0.001, deadline - time.perf_counter() + WATCHDOG_GRACE)
-        )
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 class Exploration:

@@ -78,6 +78,12 @@ class ExpansionSettings:
     switching: str = "measured"
 
 
+#: Makes the expansion a run uses (model, renamings, deadlock, settings): handed to
+#: every backend by the one place an exploration is assembled
+#: (:mod:`checker.check.assemble`), so no backend chooses one itself.
+ExpansionFactory = Callable[[Model, list[dict[Any, Any]], bool, ExpansionSettings], "ExpansionLike"]
+
+
 class Restart(Exception):
     """Start the exploration again with ``settings`` (which must cache strictly less
     than before: a run restarts a bounded number of times); ``note`` says why, for

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from checker.base.errors import ConfigError
+from checker.base.signals import ignore_interrupts, stop_signals
 from checker.distributed.cluster import dask_module, model_of, open_client, quiet_dask, recipe_of
-from checker.explore.engine import ignore_interrupts, stop_signals
 from checker.explore.result import Result
 from checker.model import Model
 from checker.simulate.core import SimulationOptions, SimulationStats, Simulator

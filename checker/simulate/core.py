@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.base.errors import ConfigError, EvaluationError
-from checker.explore.engine import DeadlineReached, ignore_interrupts, stop_signals, watchdog
+from checker.base.signals import DeadlineReached, ignore_interrupts, stop_signals, watchdog
 from checker.explore.result import Result, Stats, Verdict
 from checker.explore.trace import Trace, replay_choices
 from checker.model import Model, TemporalProperty

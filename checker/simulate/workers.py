@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
-import signal
 import time
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
 
-from checker.explore.engine import ignore_interrupts, stop_signals
+from checker.base.signals import ignore_interrupts, stop_signals, worker_process
 from checker.explore.result import Result
 from checker.model import Model
 from checker.simulate.core import SimulationOptions, SimulationStats, Simulator
@@ -183,8 +182,7 @@ def _worker(
 ) -> None:
     """Walk behaviours ``w, w + n, ...`` until the bound, the limit or a stop; send
     each one's figures and the first behaviour to visit each fingerprint."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    worker_process()
     sim = Simulator(model, opts)
     walks = Walks(sim)
     failure: str | None = None
