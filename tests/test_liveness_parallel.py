@@ -21,7 +21,8 @@ from checker import check_spec
 from checker.check.assemble import explore
 from checker.cli.commands import build_spec
 from checker.explore.options import Options
-from checker.liveness.stategraph import FingerprintIndex, GraphRecorder, StateGraph
+from checker.liveness.stategraph import GraphRecorder, StateGraph
+from checker.store.fingerprints import FingerprintIndex
 from checker.model import CompiledSpec
 
 #: (spec, variant, constants, whether its temporal properties alone fail with a

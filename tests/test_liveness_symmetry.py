@@ -27,7 +27,7 @@ from pyrsistent import PMap, pmap
 
 from checker import Options, Spec, action, check_spec
 from checker.authoring.spec import always_eventually, eventually, eventually_always, leads_to
-from checker.check.run import _explore
+from checker.check.assemble import explore
 from checker.cli.commands import build_spec, main
 from checker.explore.result import Result
 from checker.liveness.quotient import QuotientRecorder
@@ -316,8 +316,14 @@ def test_a_checkpointed_run_checks_liveness_unreduced_and_says_so(tmp_path: Path
 def _quotient(case: tuple[str, str, tuple[str, ...]], opts: Options) -> QuotientRecorder:
     name, variant, consts = case
     model = CompiledSpec(build_spec(name, variant, consts), symmetry=True)
-    outcome, rec = _explore(
-        model.without_invariants(), opts, model.renamings, False, True, [], quotient=True
+    unchecked = model.without_invariants()
+    outcome, rec = explore(
+        unchecked,
+        opts,
+        model.renamings,
+        False,
+        [],
+        record=lambda: QuotientRecorder(unchecked, model.renamings),
     )
     assert isinstance(rec, QuotientRecorder) and outcome.verdict.value == "ok"
     return rec

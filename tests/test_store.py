@@ -1,4 +1,6 @@
-"""The compact visited set answers exactly as a Python set of the same fingerprints."""
+"""The visited sets answer exactly as a Python set of the same fingerprints: the compact
+one (FingerprintSet) and the one that numbers states for a recorded graph
+(OrdinalStore), through the store interface the core uses."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import checker.store.fingerprints as store
-from checker.store.fingerprints import FingerprintSet
+from checker.store.fingerprints import FingerprintSet, FingerprintStore, OrdinalStore
 
 FP = st.integers(min_value=0, max_value=(1 << 64) - 1)
 
@@ -47,6 +49,32 @@ def _check(batches: list[list[int]], probes: list[int]) -> None:
     # Neighbours of stored fingerprints, at and around the blocks' edges.
     near = [v + d for v in fs.frozen.tolist() for d in (-1, 1) if 0 <= v + d < 1 << 64]
     assert fs.known(near) == [v in oracle and v not in fs.recent for v in near]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(st.lists(st.integers(0, 60) | FP, max_size=40), max_size=30),
+    kind=st.sampled_from(["set", "ordinals"]),
+)
+def test_a_batch_add_says_which_are_new(batches: list[list[int]], kind: str) -> None:
+    """add_batch marks a batch visited in order and says, per candidate, whether it was
+    new (not held before, nor earlier in the batch); the ordinal store numbers the new
+    ones in that order."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store, "RECENT_MIN", 4)
+        fs: FingerprintStore = FingerprintSet() if kind == "set" else OrdinalStore()
+        oracle: dict[int, int] = {}
+        for batch in batches:
+            want = []
+            for fp in batch:
+                want.append(fp not in oracle)
+                oracle.setdefault(fp, len(oracle))
+            assert fs.add_batch(batch) == want
+            assert len(fs) == len(oracle)
+        for fp, n in oracle.items():
+            assert fp in fs
+            if isinstance(fs, OrdinalStore):
+                assert fs.ordinal(fp) == n
 
 
 @settings(max_examples=60, deadline=None)

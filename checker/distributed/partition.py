@@ -30,7 +30,6 @@ from checker.explore.expansion import Event, ExpansionFactory, ExpansionSettings
 from checker.explore.options import Options
 from checker.liveness.stategraph import (
     EdgeLog,
-    FingerprintIndex,
     GraphPart,
     GraphRecorder,
     assemble,
@@ -38,7 +37,7 @@ from checker.liveness.stategraph import (
     temporal_atoms,
 )
 from checker.model import Model
-from checker.store.fingerprints import FingerprintSet
+from checker.store.fingerprints import FingerprintIndex, FingerprintSet
 
 
 def event_summary(ev: Event | None) -> Any:

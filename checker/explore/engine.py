@@ -53,7 +53,7 @@ from checker.explore.options import Options
 from checker.explore.result import Stats, Verdict
 from checker.explore.snapshot import Snapshot
 from checker.model import Model
-from checker.store.fingerprints import FingerprintSet, FingerprintStore, TraceTable
+from checker.store.fingerprints import FingerprintSet, FingerprintStore, OrdinalStore, TraceTable
 from checker.store.frontier import BreadthFirstQueue, DepthFirstStack
 
 #: Frontier states taken per chunk in breadth-first order.
@@ -189,6 +189,7 @@ class LocalBackend:
         strategy: str,
         max_depth: int | None,
         graph: _Graph | None = None,
+        store: FingerprintStore | None = None,
     ) -> None:
         self.model = model
         self.exp = expansion
@@ -196,10 +197,11 @@ class LocalBackend:
         self.max_depth = max_depth
         self.graph = graph
         self.lanes = graph is not None and graph.wants_lanes
-        # The visited set: fingerprints only; with a state graph, fingerprint ->
-        # ordinal instead (the graph needs the ordinal of a state seen before).
-        self.store: FingerprintStore | None = None if graph is not None else FingerprintSet()
-        self.index: dict[int, int] | None = {} if graph is not None else None
+        # The visited set, through its interface: fingerprints only, or with a state
+        # graph their ordinals too (an edge needs the ordinal of a state seen before).
+        if store is None:
+            store = OrdinalStore() if graph is not None else FingerprintSet()
+        self.store: FingerprintStore = store
         # (ordinal, handle, depth) entries; breadth-first only the handles are kept.
         self.frontier: BreadthFirstQueue | DepthFirstStack = (
             DepthFirstStack() if self.dfs else BreadthFirstQueue()
@@ -238,18 +240,13 @@ class LocalBackend:
                     "without temporal properties"
                 )
             self.graph.restore(graph)
-            assert self.index is not None
-            self.index.update(
-                zip(np.frombuffer(fps, dtype=np.uint64).tolist(), range(len(fps)), strict=True)
-            )
         else:
             if graph is not None:
                 raise ConfigError(
                     "the checkpoint holds a state graph: it was written by a run with "
                     "temporal properties"
                 )
-            assert self.store is not None
-            self.store.load(np.frombuffer(fps, dtype=np.uint64))
+        self.store.load(np.frombuffer(fps, dtype=np.uint64))
         self.count = len(fps)
         if not self.dfs:
             # Breadth-first, the queue is every stored state not yet expanded: the
@@ -279,11 +276,7 @@ class LocalBackend:
     def _store(self, key: Key, fp: int, handle: Any, depth: int) -> int:
         n = self.count
         self.count += 1
-        if self.index is not None:
-            self.index[fp] = n
-        else:
-            assert self.store is not None
-            self.store.add(fp)
+        self.store.add(fp)
         self.frontier.append(n, handle, depth)
         if self.graph is not None:
             # May raise EvaluationError (a temporal predicate): the caller's event.
@@ -295,9 +288,6 @@ class LocalBackend:
         return n
 
     def _seen(self, fp: int) -> bool:
-        if self.index is not None:
-            return fp in self.index
-        assert self.store is not None
         return fp in self.store
 
     def start(self) -> ChunkResult:
@@ -359,49 +349,49 @@ class LocalBackend:
         cols: tuple[list[int], ...],
     ) -> None:
         """Store the batch's new successors in key order until an event: each one's
-        fields go to ``cols``, each parent's new children to the frontier at once."""
+        fields go to ``cols``, each parent's new children to the frontier at once.
+
+        The store adds the batch's candidates at once (one search in C for all of
+        them) and says which were new; a new one is stored here, in order, so it
+        takes the ordinal the store gave it.  Candidates of a parent at the depth
+        limit are only looked up, not added: in a batch they all come after the
+        others (breadth-first the queue is in depth order; depth-first a batch is one
+        state), so a look-up sees exactly what came before them.  An event ends the
+        run, so candidates after it, added but not stored, are never looked up."""
         exp = self.exp
         check = exp.check
         graph = self.graph
-        index = self.index  # with a state graph: fingerprint -> ordinal
         store = self.store
+        ordinal = store.ordinal if graph is not None else None  # type: ignore[attr-defined]
         max_depth = self.max_depth
         parents, choices, fps_new, acts, depths = cols
-        old: list[bool] = []
-        recent: set[int] = set()  # (with a state graph: the index serves instead)
-        if store is not None:
-            fps: list[int] = []
-            for b in batch:
-                fps += [c[4] or 0 for c in b[4]]  # None (outside the constraint): unused
-            old, recent = store.begin_batch(fps)
-        seen = recent.add
+        wanted: list[int] = []
+        for b in batch:
+            if max_depth is None or b[2] + 1 <= max_depth:
+                wanted += [c[4] for c in b[4] if c[4] is not None]
+        new_flags = iter(store.add_batch(wanted))
         extend = self.frontier.extend
         event: Event | None = None
         edges: list[Any] = []
         # Under symmetry a recorded edge also carries its successor's own fingerprint.
         lanes_of = exp.lanes_of if self.lanes else None
-        at = 0
         for o, _h, depth, actions, cands, ev in batch:
             counts.append((o, actions))
             nd = depth + 1
             beyond = max_depth is not None and nd > max_depth
             if graph is not None:
                 edges = []
-            first = at
-            at += len(cands)
             born: list[Any] = []  # this state's new children, in key order
-            for c, (k, ai, params, ch, fp) in enumerate(cands, first):
+            for k, ai, params, ch, fp in cands:
                 if fp is None:  # outside the constraint (already checked)
                     if graph is not None:
                         edges.append((-1, ai, params, k, 0))
                     continue
-                if index is not None:
-                    if fp in index:
-                        if graph is not None:
-                            own = lanes_of(ch)[0] if lanes_of is not None else 0
-                            edges.append((index[fp], ai, params, k, own))
-                        continue
-                elif old[c] or fp in recent:
+                known = fp in store if beyond else not next(new_flags)
+                if known:
+                    if ordinal is not None:
+                        own = lanes_of(ch)[0] if lanes_of is not None else 0
+                        edges.append((ordinal(fp), ai, params, k, own))
                     continue
                 key = (o, k)
                 if beyond:
@@ -416,14 +406,8 @@ class LocalBackend:
                 acts.append(ai)
                 depths.append(nd)
                 born.append(ch)
-                # Into the store's batch set (once per new state): membership only,
-                # or, with a state graph, the ordinal too and the graph's node.
-                if index is None:
-                    seen(fp)
-                else:
-                    assert graph is not None  # ordinals are kept for the graph only
-                    n = self.count + len(born) - 1
-                    index[fp] = n
+                if graph is not None:
+                    n = self.count + len(born) - 1  # (the ordinal the store gave it)
                     try:
                         # May raise EvaluationError (a temporal predicate): the event.
                         graph.node(n, exp.state(ch))

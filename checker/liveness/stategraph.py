@@ -22,6 +22,7 @@ import numpy as np
 
 from checker.base.errors import ConfigError, EvaluationError
 from checker.model import Model
+from checker.store.fingerprints import FingerprintIndex
 
 #: A temporal property's state predicate, keyed (property, parameter index, role).
 Atom = tuple[tuple[str, int, str], Callable[[Any], Any]]
@@ -181,32 +182,6 @@ class EdgeLog:
         )
         self.columns, self.stored, self.truth, self.lanes = [], [], [], []
         return part
-
-
-class FingerprintIndex:
-    """Stored states' fingerprints -> ordinals, grown a level at a time (a sorted
-    array and the ordinals in that order: a merge per level, no sort of the whole)."""
-
-    def __init__(self) -> None:
-        self.fps = np.empty(0, dtype=np.uint64)
-        self.ordinals = np.empty(0, dtype=np.int64)
-        self.count = 0
-
-    def add(self, fps: np.ndarray) -> None:
-        """The next ``len(fps)`` ordinals' fingerprints, in ordinal order."""
-        order = np.argsort(fps, kind="stable")
-        new = fps[order]
-        at = np.searchsorted(self.fps, new)
-        self.fps = np.insert(self.fps, at, new)
-        self.ordinals = np.insert(self.ordinals, at, order.astype(np.int64) + self.count)
-        self.count += len(fps)
-
-    def find(self, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ordinal, found) per fingerprint (ordinal meaningless where not found)."""
-        if not self.count:
-            return np.zeros(len(fps), dtype=np.int64), np.zeros(len(fps), dtype=bool)
-        pos = np.minimum(np.searchsorted(self.fps, fps), self.count - 1)
-        return self.ordinals[pos], self.fps[pos] == fps
 
 
 class Adjacency(Sequence[list[tuple[int, int]]]):

@@ -75,25 +75,28 @@ BLOCK = 64
 
 class FingerprintStore(Protocol):
     """The visited set as the exploration core uses it (TLC's ``FPSet``): membership
-    of 64-bit fingerprints, asked a batch at a time on the hot path.  The core holds a
-    store through this interface only; :class:`FingerprintSet` is the one it gets."""
+    of 64-bit fingerprints, added a batch at a time on the hot path.  The core holds a
+    store through this interface only: :class:`FingerprintSet` for a run that keeps
+    fingerprints alone, :class:`OrdinalStore` for one that records the state graph
+    (liveness, ``mcheck graph``), which needs the ordinal of a state seen before."""
 
     def __len__(self) -> int: ...
 
     def __contains__(self, fp: int) -> bool: ...
 
     def add(self, fp: int) -> None:
-        """Mark a fingerprint not yet in the store visited."""
+        """Mark a fingerprint not yet in the store visited (the next ordinal)."""
         ...
 
-    def begin_batch(self, fps: list[int]) -> tuple[list[bool], set[int]]:
-        """For a batch of candidate fingerprints: which the store held before the
-        batch, and the set that takes the batch's new fingerprints (the caller adds
-        each new one to it and tests later candidates against it)."""
+    def add_batch(self, fps: list[int]) -> list[bool]:
+        """Mark a batch of candidate fingerprints visited, in order: per candidate,
+        whether it was new (not held before, nor earlier in the batch).  The caller
+        stores the new ones, in order (they take the next ordinals)."""
         ...
 
     def load(self, fps: np.ndarray) -> None:
-        """Hold exactly these fingerprints (a checkpoint's stored states)."""
+        """Hold exactly these fingerprints (a checkpoint's stored states, in ordinal
+        order)."""
         ...
 
     def contains(self, batch: np.ndarray) -> np.ndarray:
@@ -179,11 +182,22 @@ class FingerprintSet:
             found[above] |= (tail == batch[above][:, None]).any(axis=1)
         return found
 
-    def begin_batch(self, fps: list[int]) -> tuple[list[bool], set[int]]:
-        """See :meth:`FingerprintStore.begin_batch`: merge the recent fingerprints if
-        it is time (between batches only), then one C search for the whole batch."""
+    def add_batch(self, fps: list[int]) -> list[bool]:
+        """See :meth:`FingerprintStore.add_batch`: merge the recent fingerprints if it
+        is time (between batches only), one C search for the whole batch, then the
+        rest against the recent ones."""
         self.settle()
-        return self.known(fps), self.recent
+        old = self.known(fps)
+        recent = self.recent
+        add = recent.add
+        new = []
+        for fp, held in zip(fps, old, strict=True):
+            if held or fp in recent:
+                new.append(False)
+            else:
+                add(fp)
+                new.append(True)
+        return new
 
     def load(self, fps: np.ndarray) -> None:
         """Hold exactly these fingerprints."""
@@ -217,3 +231,82 @@ class FingerprintSet:
         new.sort()
         self.merge(new)
         self.recent = set()
+
+
+class OrdinalStore:
+    """The visited set of a run that records its state graph: each fingerprint with its
+    ordinal (the order states were stored in), since an edge to a state seen before
+    needs that state's number.  A dict: a graph run keeps a node per state anyway."""
+
+    __slots__ = ("ordinals",)
+
+    def __init__(self) -> None:
+        self.ordinals: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ordinals)
+
+    def __contains__(self, fp: int) -> bool:
+        return fp in self.ordinals
+
+    def ordinal(self, fp: int) -> int:
+        """The ordinal of a stored fingerprint."""
+        return self.ordinals[fp]
+
+    def add(self, fp: int) -> None:
+        """Store ``fp`` (not stored yet) with the next ordinal."""
+        self.ordinals[fp] = len(self.ordinals)
+
+    def add_batch(self, fps: list[int]) -> list[bool]:
+        """See :meth:`FingerprintStore.add_batch`; the new ones take the next ordinals."""
+        ordinals = self.ordinals
+        new = []
+        for fp in fps:
+            if fp in ordinals:
+                new.append(False)
+            else:
+                ordinals[fp] = len(ordinals)
+                new.append(True)
+        return new
+
+    def load(self, fps: np.ndarray) -> None:
+        """Hold exactly these fingerprints, numbered in their order."""
+        self.ordinals = dict(zip(np.asarray(fps).tolist(), range(len(fps)), strict=True))
+
+    def contains(self, batch: np.ndarray) -> np.ndarray:
+        """Which fingerprints of a uint64 array are stored."""
+        ordinals = self.ordinals
+        return np.fromiter((fp in ordinals for fp in batch.tolist()), bool, len(batch))
+
+    def merge(self, batch: np.ndarray) -> None:
+        """Store a batch of fingerprints none of which is stored (next ordinals, in
+        the batch's order)."""
+        for fp in batch.tolist():
+            self.add(fp)
+
+
+class FingerprintIndex:
+    """Stored states' fingerprints -> ordinals, grown a level at a time (a sorted
+    array and the ordinals in that order: a merge per level, no sort of the whole):
+    how the distributed backends number a recorded graph's states."""
+
+    def __init__(self) -> None:
+        self.fps = np.empty(0, dtype=np.uint64)
+        self.ordinals = np.empty(0, dtype=np.int64)
+        self.count = 0
+
+    def add(self, fps: np.ndarray) -> None:
+        """The next ``len(fps)`` ordinals' fingerprints, in ordinal order."""
+        order = np.argsort(fps, kind="stable")
+        new = fps[order]
+        at = np.searchsorted(self.fps, new)
+        self.fps = np.insert(self.fps, at, new)
+        self.ordinals = np.insert(self.ordinals, at, order.astype(np.int64) + self.count)
+        self.count += len(fps)
+
+    def find(self, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ordinal, found) per fingerprint (ordinal meaningless where not found)."""
+        if not self.count:
+            return np.zeros(len(fps), dtype=np.int64), np.zeros(len(fps), dtype=bool)
+        pos = np.minimum(np.searchsorted(self.fps, fps), self.count - 1)
+        return self.ordinals[pos], self.fps[pos] == fps
