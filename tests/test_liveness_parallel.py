@@ -22,8 +22,8 @@ from checker.check.assemble import explore
 from checker.cli.commands import build_spec
 from checker.explore.options import Options
 from checker.liveness.stategraph import GraphRecorder, StateGraph
-from checker.store.fingerprints import FingerprintIndex
 from checker.model import CompiledSpec
+from checker.store.fingerprints import FingerprintIndex
 
 #: (spec, variant, constants, whether its temporal properties alone fail with a
 #: lasso): small enough for the default suite; between them, edges cut by a
