@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, overload
 
+from checker.authoring.kinds import FairnessKind, TemporalKind
 from checker.base.errors import ConfigError, SpecError
 from checker.values import ModelValue, model_values
 
@@ -271,7 +272,7 @@ def eventually(
     """Declare ``<>P``: every fair behaviour reaches a state where the method holds.
     ``start=lambda self, s0: ...`` checks it only on the behaviours whose initial
     state satisfies it (each temporal decorator takes it)."""
-    wrap = _temporal("eventually", None, over, name, start)
+    wrap = _temporal(TemporalKind.EVENTUALLY, None, over, name, start)
     return wrap(fn) if fn is not None else wrap
 
 
@@ -289,7 +290,7 @@ def always_eventually(
     fn: F | None = None, *, over: Any = None, name: str | None = None, start: Any = None
 ) -> Any:
     """Declare ``[]<>P``: on every fair behaviour the method holds infinitely often."""
-    wrap = _temporal("always_eventually", None, over, name, start)
+    wrap = _temporal(TemporalKind.ALWAYS_EVENTUALLY, None, over, name, start)
     return wrap(fn) if fn is not None else wrap
 
 
@@ -307,7 +308,7 @@ def eventually_always(
     fn: F | None = None, *, over: Any = None, name: str | None = None, start: Any = None
 ) -> Any:
     """Declare ``<>[]P``: on every fair behaviour the method holds from some point on."""
-    wrap = _temporal("eventually_always", None, over, name, start)
+    wrap = _temporal(TemporalKind.EVENTUALLY_ALWAYS, None, over, name, start)
     return wrap(fn) if fn is not None else wrap
 
 
@@ -320,7 +321,7 @@ def leads_to(
 ) -> Callable[[F], F]:
     """Declare ``P ~> Q`` with P = ``premise(self, state, *params)`` and Q the method:
     whenever P holds, Q holds then or later, on every fair behaviour."""
-    wrap: Callable[[F], F] = _temporal("leads_to", premise, over, name, start)
+    wrap: Callable[[F], F] = _temporal(TemporalKind.LEADS_TO, premise, over, name, start)
     return wrap
 
 
@@ -418,7 +419,9 @@ class Spec:
             _check_fairness_entry(cls.__name__, fam, how)
             kind = how[0] if isinstance(how, tuple) else how
             fams = fam if isinstance(fam, tuple) else (fam,)
-            if any(f not in action_names for f in fams) or kind not in ("weak", "strong"):
+            if any(f not in action_names for f in fams) or kind not in {
+                f.value for f in FairnessKind
+            }:
                 raise SpecError(
                     f"{cls.__name__}: fairness {fam!r}: {kind!r} (need declared actions "
                     "and 'weak' or 'strong')"

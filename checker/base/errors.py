@@ -48,7 +48,4 @@ class EvaluationError(MCheckError):
         self.state = state
         self.ordinal = ordinal
         self.trace: Any = None
-        #: Set when the failing state is a successor not yet numbered: its index
-        #: among the successors of the state at ``ordinal``.
-        self.extra_choice: int | None = None
         super().__init__(f"{where} raised {type(cause).__name__}: {cause}")

@@ -24,9 +24,9 @@ from checker.distributed.cluster import ClusterBackend
 from checker.distributed.workers import WorkerBackend
 from checker.explore.engine import Backend, Exploration, LocalBackend, Outcome
 from checker.explore.expansion import ExpansionSettings, Restart
+from checker.explore.kinds import SwitchPolicy
 from checker.explore.options import Options
 from checker.explore.snapshot import Snapshot
-from checker.fastpath.adaptive import POLICIES
 from checker.fastpath.choice import make_expansion
 from checker.liveness.stategraph import GraphRecorder
 from checker.model import Model
@@ -82,11 +82,12 @@ def _backend(
     return LocalBackend(model, expansion, opts.strategy, opts.max_depth, recorder)
 
 
-def switching() -> str:
+def switching() -> SwitchPolicy:
     """How the fast engine and the plain expansion share a run: MCHECK_ENGINE_SWITCH
     (for tests and measurements; see :mod:`checker.fastpath.adaptive`), "measured" by
     default."""
-    policy = os.environ.get("MCHECK_ENGINE_SWITCH", "measured")
-    if policy not in POLICIES:
-        raise ConfigError(f"MCHECK_ENGINE_SWITCH={policy!r} is not one of {', '.join(POLICIES)}")
-    return policy
+    policy = os.environ.get("MCHECK_ENGINE_SWITCH", SwitchPolicy.MEASURED)
+    if policy not in {p.value for p in SwitchPolicy}:
+        known = ", ".join(SwitchPolicy)
+        raise ConfigError(f"MCHECK_ENGINE_SWITCH={policy!r} is not one of {known}")
+    return SwitchPolicy(policy)

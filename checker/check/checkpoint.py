@@ -58,8 +58,6 @@ from checker.values.fingerprint import FINGERPRINT_VERSION, encode, fingerprint
 #: The file in a checkpoint folder.
 FILE = "checkpoint.mcp"
 MAGIC = b"mcheck-checkpoint 1\n"
-#: Seconds between checkpoints unless ``--checkpoint-every`` says otherwise.
-DEFAULT_EVERY = 300.0
 
 
 class CorruptCheckpoint(ConfigError):

@@ -28,6 +28,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from checker.authoring.kinds import FairnessKind
 from checker.authoring.loader import available_specs, load_spec_class, spec_file
 from checker.authoring.spec import Spec
 from checker.base import signals as early_signals
@@ -37,6 +38,7 @@ from checker.base.safefile import write_atomically
 from checker.base.signals import ignore_interrupts, restore_term, shielded, term_as_interrupt
 from checker.base.version import __version__
 from checker.check.run import run as run_model
+from checker.explore.kinds import Strategy
 from checker.explore.options import Options, recorded
 from checker.explore.result import ExitCode, Result, Stats, Verdict
 from checker.model import CompiledSpec
@@ -273,7 +275,9 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec to check (default: the spec's).")
 @CONST_OPTION
-@click.option("--strategy", type=click.Choice(["bfs", "dfs"]), default="bfs", show_default=True)
+@click.option(
+    "--strategy", type=click.Choice([s.value for s in Strategy]), default=Strategy.BFS.value, show_default=True
+)
 @click.option("--no-symmetry", is_flag=True, help="Do not reduce by the spec's symmetric sets.")
 @click.option(
     "--deadlock/--no-deadlock",
@@ -352,7 +356,7 @@ def run(
     instance = build_spec(spec, variant, consts)
     model = CompiledSpec(instance, properties=list(properties), symmetry=not no_symmetry)
     opts = Options(
-        strategy=strategy,
+        strategy=Strategy(strategy),
         symmetry=not no_symmetry,
         deadlock=deadlock,
         max_states=max_states,
@@ -994,7 +998,7 @@ def _fairness_text(fairness: Any) -> str:
     parts = []
     for key, how in fairness.items():
         kind, only = (how[0], " (some instances)") if isinstance(how, tuple) else (how, "")
-        op = "WF" if kind == "weak" else "SF"
+        op = FairnessKind(kind).operator
         if isinstance(key, tuple):
             acts = " \\/ ".join(key)
             parts.append(f"{op}({acts}) as one action, any instance{only}")

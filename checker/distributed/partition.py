@@ -27,6 +27,7 @@ import numpy as np
 from checker.base.errors import ConfigError, EvaluationError
 from checker.explore.engine import ChunkResult, NewColumns, _counter
 from checker.explore.expansion import Event, ExpansionFactory, ExpansionSettings, Key
+from checker.explore.kinds import EventKind
 from checker.explore.options import Options
 from checker.liveness.stategraph import (
     EdgeLog,
@@ -278,7 +279,7 @@ class Partition:
                     try:
                         truths.append(atom_truths(atoms, state))
                     except EvaluationError as exc:
-                        ev = Event(key, "error", error=exc, new=True, state=state)
+                        ev = Event(key, EventKind.ERROR, error=exc, new=True, state=state)
                         truths.append([0] * len(atoms))
                 if ev is None:
                     ev = check(key, handles[i], True)

@@ -49,6 +49,7 @@ from checker.base.signals import (
     watchdog_paused,
 )
 from checker.explore.expansion import Event, ExpansionLike, Key, NewState
+from checker.explore.kinds import EventKind, Strategy
 from checker.explore.options import Options
 from checker.explore.result import Stats, Verdict
 from checker.explore.snapshot import Snapshot
@@ -193,7 +194,7 @@ class LocalBackend:
     ) -> None:
         self.model = model
         self.exp = expansion
-        self.dfs = strategy == "dfs"
+        self.dfs = strategy == Strategy.DFS
         self.max_depth = max_depth
         self.graph = graph
         self.lanes = graph is not None and graph.wants_lanes
@@ -412,7 +413,9 @@ class LocalBackend:
                         # May raise EvaluationError (a temporal predicate): the event.
                         graph.node(n, exp.state(ch))
                     except EvaluationError as exc:
-                        event = Event(key, "error", error=exc, new=True, state=exp.state(ch))
+                        event = Event(
+                            key, EventKind.ERROR, error=exc, new=True, state=exp.state(ch)
+                        )
                         break
                     if lanes_of is not None:
                         lanes = lanes_of(ch)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from checker.base.errors import EvaluationError, SpecError
+from checker.explore.kinds import EventKind, SwitchPolicy
 from checker.model import Model
 from checker.values.fingerprint import StateFingerprinter, StateValueError, encode
 
@@ -40,7 +41,7 @@ class Event:
     actions), ``(ordinal, k)`` for its k-th successor, ``(-1, k)`` for initial state k."""
 
     key: Key
-    kind: str  #: "violation", "deadlock" or "error"
+    kind: EventKind
     prop: str | None = None
     error: EvaluationError | None = None
     #: The event's state is a new stored state (it has an ordinal of its own).
@@ -75,7 +76,7 @@ class ExpansionSettings:
     #: When the fast engine serves the model, whether the plain expansion may take
     #: over where it is measured cheaper (see :mod:`checker.fastpath.adaptive`): "measured",
     #: "alternate" (tests: every handoff, whatever the cost) or "fast" (never).
-    switching: str = "measured"
+    switching: SwitchPolicy = SwitchPolicy.MEASURED
 
 
 #: Makes the expansion a run uses (model, renamings, deadlock, settings): handed to
@@ -223,7 +224,7 @@ class Expansion:
             try:
                 inside = model.within(s)
             except EvaluationError as exc:
-                return new, Event(key, "error", error=exc, state=s)
+                return new, Event(key, EventKind.ERROR, error=exc, state=s)
             is_new = False
             if inside:
                 vals, fp, vf = self.fingerprint(s)
@@ -234,7 +235,7 @@ class Expansion:
                 try:
                     store(key, fp, (s, vals, vf))
                 except EvaluationError as exc:
-                    return new, Event(key, "error", error=exc, new=True, state=s)
+                    return new, Event(key, EventKind.ERROR, error=exc, new=True, state=s)
             ev = self._check_state(key, s, is_new)
             if ev is not None:
                 return new, ev
@@ -248,9 +249,9 @@ class Expansion:
         try:
             bad = self.model.violated_invariant(state)
         except EvaluationError as exc:
-            return Event(key, "error", error=exc, new=new, state=state)
+            return Event(key, EventKind.ERROR, error=exc, new=new, state=state)
         if bad is not None:
-            return Event(key, "violation", prop=bad, new=new, state=state)
+            return Event(key, EventKind.VIOLATION, prop=bad, new=new, state=state)
         return None
 
     def expand(
@@ -270,10 +271,10 @@ class Expansion:
         try:
             succ = model.successors(state)
         except EvaluationError as exc:
-            return [], [], Event((ordinal, -1), "error", error=exc, state=state)
+            return [], [], Event((ordinal, -1), EventKind.ERROR, error=exc, state=state)
         actions = [ai for ai, _, _ in succ]
         if not succ:
-            ev = Event((ordinal, -1), "deadlock", state=state) if self.deadlock else None
+            ev = Event((ordinal, -1), EventKind.DEADLOCK, state=state) if self.deadlock else None
             return actions, [], ev
         self.expanded += 1
         cands: list[tuple[int, int, tuple[Any, ...], Any, int | None]] = []
@@ -299,10 +300,10 @@ class Expansion:
                 if step_check is not None:
                     bad = step_check(state, t)
                     if bad is not None:
-                        ev = Event((ordinal, k), "violation", prop=bad, state=t)
+                        ev = Event((ordinal, k), EventKind.VIOLATION, prop=bad, state=t)
                         return actions, cands, ev
         except EvaluationError as exc:
-            return actions, cands, Event((ordinal, k), "error", error=exc, state=t)
+            return actions, cands, Event((ordinal, k), EventKind.ERROR, error=exc, state=t)
         except StateValueError as exc:
             raise SpecError(self._bad_value(variables(t), exc)) from None
         except RecursionError:

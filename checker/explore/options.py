@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.base.errors import ConfigError
+from checker.explore.kinds import Strategy
 from checker.explore.result import Stats
 
 
@@ -54,7 +55,10 @@ def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
 _bool = lambda v: type(v) is bool  # noqa: E731
 
 RUN_OPTIONS: tuple[RunOption, ...] = (
-    RunOption("strategy", "--strategy", "bfs or dfs", lambda v: v in ("bfs", "dfs"), recorded=True),
+    RunOption(
+        "strategy", "--strategy", "bfs or dfs", lambda v: v in {s.value for s in Strategy},
+        recorded=True,
+    ),
     RunOption("symmetry", "--no-symmetry", "a boolean", _bool, gate="symmetry", recorded=True),
     RunOption("deadlock", "--deadlock", "a boolean", _optional(_bool), recorded=True),
     RunOption(
@@ -82,7 +86,7 @@ BY_NAME = {o.name: o for o in RUN_OPTIONS}
 class Options:
     """How to explore: strategy, symmetry, deadlock checking, limits, workers."""
 
-    strategy: str = "bfs"
+    strategy: Strategy = Strategy.BFS
     symmetry: bool = True
     #: None: the model's own default (a spec's ``check_deadlock``).
     deadlock: bool | None = None
@@ -108,6 +112,11 @@ class Options:
     #: A dask.distributed scheduler address, or ``local:N`` (see checker.distributed.cluster).
     cluster: str | None = None
 
+    def __post_init__(self) -> None:
+        # The API takes the strategy's name too ("dfs"); validate() refuses another.
+        if isinstance(self.strategy, str) and self.strategy in {s.value for s in Strategy}:
+            self.strategy = Strategy(self.strategy)
+
     def validate(self) -> None:
         """Refuse options that do not make sense, loudly (never ignore one)."""
         for opt in RUN_OPTIONS:
@@ -116,7 +125,7 @@ class Options:
                 parse_cluster(value)  # its own, more precise, message
             if not opt.valid(value):
                 raise ConfigError(f"{opt.flag} must be {opt.what}, not {value!r}")
-        if self.workers > 1 and self.strategy != "bfs":
+        if self.workers > 1 and self.strategy != Strategy.BFS:
             raise ConfigError("--workers > 1 explores breadth-first only; drop --strategy dfs")
         if self.checkpoint is not None and self.workers > 1:
             raise ConfigError(
@@ -126,7 +135,7 @@ class Options:
         if self.cluster is not None:
             if self.workers > 1:
                 raise ConfigError("--cluster explores on the cluster's workers: drop --workers")
-            if self.strategy != "bfs":
+            if self.strategy != Strategy.BFS:
                 raise ConfigError("--cluster explores breadth-first only; drop --strategy dfs")
             if self.checkpoint is not None:
                 raise ConfigError("--checkpoint works with one process: drop --cluster")

@@ -56,11 +56,6 @@ class Stats:
         """Distinct states per second of wall time."""
         return self.distinct / self.seconds if self.seconds > 0 else 0.0
 
-    @property
-    def generated_per_second(self) -> float:
-        """Generated states per second of wall time."""
-        return self.generated / self.seconds if self.seconds > 0 else 0.0
-
 
 @dataclass
 class Result:

@@ -40,6 +40,7 @@ from checker.explore.expansion import (
     Key,
     NewState,
 )
+from checker.explore.kinds import SwitchPolicy
 
 #: Expanded states before the first trial (the fast engine's caches fill first).
 FIRST_TRIAL = 2000
@@ -66,7 +67,7 @@ ALTERNATE_EVERY = 7
 
 #: Switching policies: by measured cost (the default), every window regardless of
 #: cost (the differential tests: every handoff exercised), or never.
-POLICIES = ("measured", "alternate", "fast")
+POLICIES = tuple(SwitchPolicy)
 
 
 class MeasuredExpansion:

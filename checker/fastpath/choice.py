@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from checker.explore.expansion import Expansion, ExpansionLike, ExpansionSettings
+from checker.explore.kinds import SwitchPolicy
 from checker.model import Model
 
 
@@ -30,7 +31,7 @@ def make_expansion(
                 fast = fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
             except fastpath.Unsuitable:
                 return Expansion(model, renamings, deadlock)
-            if settings.switching == "fast":
+            if settings.switching is SwitchPolicy.FAST:
                 return fast
             from checker.fastpath.adaptive import measured
 

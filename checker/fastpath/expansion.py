@@ -52,6 +52,7 @@ from checker.explore.expansion import (
     NewState,
     Restart,
 )
+from checker.explore.kinds import EventKind
 from checker.fastpath.pilot import map_maker, pilot
 from checker.fastpath.reads import EVERY, WIDE, Layout, ReadLog, Untracked
 from checker.fastpath.slots import NUM as _NUM
@@ -457,9 +458,9 @@ class FastExpansion:
         try:
             bad, state = self.violated(handle)
         except EvaluationError as exc:
-            return Event(key, "error", error=exc, new=new, state=exc.state)
+            return Event(key, EventKind.ERROR, error=exc, new=new, state=exc.state)
         if bad is not None:
-            return Event(key, "violation", prop=bad, new=new, state=state)
+            return Event(key, EventKind.VIOLATION, prop=bad, new=new, state=state)
         return None
 
     # -- successors ------------------------------------------------------------------
@@ -718,13 +719,13 @@ class FastExpansion:
         except EvaluationError as exc:
             if exc.state is None:
                 exc.state = state if state is not None else self.state(handle)
-            return [], [], Event((ordinal, -1), "error", error=exc, state=exc.state)
+            return [], [], Event((ordinal, -1), EventKind.ERROR, error=exc, state=exc.state)
         self.expanded += 1
         if self.expanded <= MUTATION_CHECKS and state is not None:
             self._check_not_mutated(h)
         actions = [x[0] for x in succ]
         if not succ:
-            ev = Event((ordinal, -1), "deadlock") if self.deadlock else None
+            ev = Event((ordinal, -1), EventKind.DEADLOCK) if self.deadlock else None
             return actions, [], ev
         nb = self.nb
         lanes = self.lanes
@@ -784,7 +785,7 @@ class FastExpansion:
         except EvaluationError as exc:
             if exc.state is None:
                 exc.state = t if t is not None else self.state(child)
-            return actions, cands, Event((ordinal, k), "error", error=exc, state=exc.state)
+            return actions, cands, Event((ordinal, k), EventKind.ERROR, error=exc, state=exc.state)
         return actions, cands, None
 
     def _check_not_mutated(self, h: int) -> None:
@@ -855,7 +856,7 @@ class FastExpansion:
             try:
                 inside, _ = self.within(handle, s)
             except EvaluationError as exc:
-                return new, Event(key, "error", error=exc, state=s)
+                return new, Event(key, EventKind.ERROR, error=exc, state=s)
             is_new = False
             if inside:
                 fp = self.fp_of(handle)
@@ -866,7 +867,7 @@ class FastExpansion:
                 try:
                     store(key, fp, handle)
                 except EvaluationError as exc:
-                    return new, Event(key, "error", error=exc, new=True, state=s)
+                    return new, Event(key, EventKind.ERROR, error=exc, new=True, state=s)
             ev = self.check(key, handle, is_new)
             if ev is not None:
                 return new, ev

@@ -43,7 +43,6 @@ import ast
 import linecache
 import sys
 import types
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -666,6 +665,3 @@ def may_instrument(fn: types.FunctionType) -> bool:
         return True
     parts = Path(fn.__code__.co_filename).parts
     return not ("site-packages" in parts or "dist-packages" in parts)
-
-
-Instrumenter = Callable[[types.FunctionType], types.FunctionType | None]

@@ -382,14 +382,6 @@ class ReadLog:
             self.esc(v)
         return f(*args, **kwargs)
 
-    def _contains_tracked(self, values: Any) -> bool:
-        objs = self.objs
-        for v in values:
-            hit = objs.get(id(v))
-            if hit is not None and hit[0] is v:
-                return True
-        return False
-
     def dict_made(self, d: dict[Any, Any]) -> dict[Any, Any]:
         """A dict display was evaluated (its keys escaped): a container of this
         evaluation's own, which may hold tracked values until it escapes."""

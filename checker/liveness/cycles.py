@@ -39,6 +39,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from checker.authoring.kinds import FairnessKind, TemporalKind
 from checker.liveness.stategraph import StateGraph
 from checker.model import TemporalProperty
 
@@ -119,7 +120,7 @@ def fair_components(g: StateGraph, allowed: set[int]) -> list[set[int]]:
             weak_fail = False
             strong_bad: set[int] = set()
             for a in en_any - taken:
-                if g.fair[a] == "weak":
+                if g.fair[a] == FairnessKind.WEAK:
                     if all(a in g.enabled[v] for v in comp):
                         weak_fail = True
                         break
@@ -217,10 +218,10 @@ def shortest_fair_cycle(g: StateGraph, comp: set[int], root: int) -> Path | None
     instance a is met by taking a or by never visiting a state where it is enabled:
     for each choice of SF instances to take, the others' states are avoided.
     """
-    weak = sorted(a for a in g.enabled[root] if g.fair.get(a) == "weak")
+    weak = sorted(a for a in g.enabled[root] if g.fair.get(a) == FairnessKind.WEAK)
     strong_all: set[int] = set()
     for v in comp:
-        strong_all |= {a for a in g.enabled[v] if g.fair.get(a) == "strong"}
+        strong_all |= {a for a in g.enabled[v] if g.fair.get(a) == FairnessKind.STRONG}
     strong = sorted(strong_all)
     best: Path | None = None
     for r in range(len(strong) + 1):
@@ -453,12 +454,12 @@ def check_property(g: StateGraph, prop: TemporalProperty) -> Lasso | None:
             starts = [v for v in g.init if s[v]]
             if not starts:
                 continue
-        if prop.kind == "eventually":
+        if prop.kind == TemporalKind.EVENTUALLY:
             allowed = {v for v in range(n) if bad[v]}
             lasso = find_lasso(g, bad, allowed, starts)
-        elif prop.kind == "always_eventually":
+        elif prop.kind == TemporalKind.ALWAYS_EVENTUALLY:
             lasso = find_lasso(g, bad, None, starts)
-        elif prop.kind == "eventually_always":
+        elif prop.kind == TemporalKind.EVENTUALLY_ALWAYS:
             lasso = _infinitely_often(g, bad, starts)
         else:
             assert premise is not None

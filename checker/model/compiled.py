@@ -34,9 +34,6 @@ from checker.values.strict import strict_equal
 #: One successor: (action family index, parameters, next state).
 Successor = tuple[int, tuple[Any, ...], Any]
 
-#: Temporal property kinds: <>P, []<>P, <>[]P and P ~> Q.
-TEMPORAL_KINDS = ("eventually", "always_eventually", "eventually_always", "leads_to")
-
 #: A fairness constraint an action instance belongs to: (key, "weak" | "strong"); the
 #: key names the constrained action (one instance, or a group of families).
 Fairness = tuple[Any, str]

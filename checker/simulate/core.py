@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.authoring.kinds import FairnessKind, TemporalKind
 from checker.base.errors import ConfigError, EvaluationError
 from checker.base.signals import DeadlineReached, ignore_interrupts, stop_signals, watchdog
 from checker.explore.result import Result, Stats, Verdict
@@ -575,7 +576,9 @@ class Simulator:
                 if key in taken:
                     continue
                 on = [key in beh.enabled[j] for j in cycle]
-                if (how == "weak" and all(on)) or (how == "strong" and any(on)):
+                if (how == FairnessKind.WEAK and all(on)) or (
+                    how == FairnessKind.STRONG and any(on)
+                ):
                     return None  # the cycle is unfair to this action
         try:
             for prop in self.temporal:
@@ -601,13 +604,13 @@ class Simulator:
                 continue  # checked only on behaviours that start where it holds
             q = [self.value(prop, idx, beh, j, pred) for j in range(end)]
             in_cycle = any(q[loop:end])
-            if prop.kind == "eventually" and not any(q):
+            if prop.kind == TemporalKind.EVENTUALLY and not any(q):
                 return True
-            if prop.kind == "always_eventually" and not in_cycle:
+            if prop.kind == TemporalKind.ALWAYS_EVENTUALLY and not in_cycle:
                 return True
-            if prop.kind == "eventually_always" and not all(q[loop:end]):
+            if prop.kind == TemporalKind.EVENTUALLY_ALWAYS and not all(q[loop:end]):
                 return True
-            if prop.kind == "leads_to" and premise is not None and not in_cycle:
+            if prop.kind == TemporalKind.LEADS_TO and premise is not None and not in_cycle:
                 # Q never holds on the cycle: P at a position with no Q from there on.
                 later_q = False
                 for j in range(end - 1, -1, -1):

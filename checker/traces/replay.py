@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.authoring.kinds import FairnessKind, TemporalKind
 from checker.model import CompiledSpec, label_of
 from checker.traces.itf import ItfTrace
 from checker.values.fingerprint import encode
@@ -241,9 +242,9 @@ def _unfair_cycle(model: CompiledSpec, trace: ItfTrace, states: list[Any], loop:
         if key in taken:
             continue
         always = all(key in here for here in enabled)
-        if kind == "weak" and always:
+        if kind == FairnessKind.WEAK and always:
             how = "enabled in every state of the cycle and never taken (weak fairness)"
-        elif kind == "strong":
+        elif kind == FairnessKind.STRONG:
             how = "enabled on the cycle and never taken (strong fairness)"
         else:
             continue
@@ -319,11 +320,11 @@ def _judge_lasso(
         if cond is not None and not cond(states[0]):
             continue  # this instance is checked only from initial states where it holds
         q = [predicate(s) for s in states]
-        if tprop.kind == "eventually":
+        if tprop.kind == TemporalKind.EVENTUALLY:
             broken = not any(q)
-        elif tprop.kind == "always_eventually":
+        elif tprop.kind == TemporalKind.ALWAYS_EVENTUALLY:
             broken = not any(q[loop:])
-        elif tprop.kind == "eventually_always":
+        elif tprop.kind == TemporalKind.EVENTUALLY_ALWAYS:
             broken = not all(q[loop:])
         else:
             assert premise is not None

@@ -628,13 +628,12 @@ class StateFingerprinter:
     (structural sharing makes most of them so), and a set or map only by what changed.
     """
 
-    __slots__ = ("calc", "lanes", "nperms", "nvars", "renamings")
+    __slots__ = ("calc", "lanes", "nvars", "renamings")
 
     def __init__(self, nvars: int, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.nvars = nvars
         self.calc = TermCalculator(renamings)
         self.renamings = self.calc.rens
-        self.nperms = len(self.renamings)
         self.lanes = self.calc.lanes
 
     def term(self, position: int, value: Any) -> int:
