@@ -276,7 +276,10 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
 @click.option("--variant", help="Which variant of the spec to check (default: the spec's).")
 @CONST_OPTION
 @click.option(
-    "--strategy", type=click.Choice([s.value for s in Strategy]), default=Strategy.BFS.value, show_default=True
+    "--strategy",
+    type=click.Choice([s.value for s in Strategy]),
+    default=Strategy.BFS.value,
+    show_default=True,
 )
 @click.option("--no-symmetry", is_flag=True, help="Do not reduce by the spec's symmetric sets.")
 @click.option(
