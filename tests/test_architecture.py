@@ -63,3 +63,22 @@ def test_graph_restarts_as_run_does(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert out.stat().st_size > 0
+
+
+def test_the_options_table_is_the_one_source() -> None:
+    """Each run option reaches the command line, the gate's keys and the checkpoint's
+    identity from checker.explore.options.RUN_OPTIONS, not from copies by hand."""
+    from checker.check.checkpoint import identity_of
+    from checker.cli.commands import run as run_command
+    from checker.explore.options import RUN_OPTIONS, Options, gate_keys
+    from checker.model import CompiledSpec
+    from mcheck_shipped.specs.die_hard import DieHard
+
+    flags = {opt for p in run_command.params for opt in p.opts + p.secondary_opts}
+    for o in RUN_OPTIONS:
+        for flag in o.flag.split("/"):
+            assert flag in flags, flag
+    assert gate_keys() == {o.gate: o.name for o in RUN_OPTIONS if o.gate is not None}
+    ident = identity_of(CompiledSpec(DieHard()), True, "bfs", True, Options())
+    table = {o.name for o in RUN_OPTIONS if o.identity}
+    assert table <= set(ident) and table == {"strategy", "symmetry", "deadlock", "max_depth"}

@@ -116,10 +116,9 @@ def identity_of(
         "sources": spec_sources(model),
         "variant": str(getattr(model, "variant", "")),
         "constants": {k: repr(encode(v)) for k, v in sorted(constants.items())},
-        "symmetry": symmetric,
-        "strategy": strategy,
-        "deadlock": deadlock,
-        "max_depth": opts.max_depth,
+        # The options that decide which states a run visits and in which order, as
+        # the options table marks them (checker.explore.options.RUN_OPTIONS).
+        **options.identity_options(opts, symmetry=symmetric, strategy=strategy, deadlock=deadlock),
         "invariants": list(model.invariant_names),
         "actions": list(model.action_names),
         "fingerprint": {

@@ -39,7 +39,7 @@ from checker.base.signals import ignore_interrupts, restore_term, shielded, term
 from checker.base.version import __version__
 from checker.check.run import run as run_model
 from checker.explore.kinds import Strategy
-from checker.explore.options import Options, recorded
+from checker.explore.options import BY_NAME, Form, Options, recorded
 from checker.explore.result import ExitCode, Result, Stats, Verdict
 from checker.model import CompiledSpec
 from checker.simulate import simulate as simulate_model
@@ -226,14 +226,32 @@ CONST_OPTION = click.option(
 )
 
 
-CHECKPOINT_EVERY_OPTION = click.option(
-    "--checkpoint-every",
-    type=SECONDS,
-    default=300.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds between checkpoints.",
-)
+def table_option(name: str, help: str | None = None) -> Callable[[F], F]:
+    """The command-line option of run option ``name``, as the options table
+    (checker.explore.options.RUN_OPTIONS) writes it: its flag, its form, its default
+    (Options') and its help (``help`` to say it another way for one command).  The
+    command receives the value under the option's own name."""
+    o = BY_NAME[name]
+    default = getattr(Options(), name)
+    text = help or o.help
+    if o.form is Form.CHOICE:
+        return click.option(
+            o.flag, name, type=click.Choice(list(map(str, o.choices))),
+            default=str(default), show_default=True, help=text,
+        )  # fmt: skip
+    if o.form is Form.OFF_FLAG:
+        return click.option(o.flag, name, flag_value=False, default=True, help=text)
+    if o.form is Form.TOGGLE:
+        return click.option(o.flag, name, default=None, help=text)
+    kind: Any = {Form.COUNT: click.IntRange(min=1), Form.SECONDS: SECONDS, Form.TEXT: None}[o.form]
+    shown = default is not None
+    return click.option(
+        o.flag, name, type=kind, default=default, show_default=shown, metavar=o.metavar,
+        help=text,
+    )  # fmt: skip
+
+
+CHECKPOINT_EVERY_OPTION = table_option("checkpoint_every")
 
 
 _OUTPUT_OPTIONS = (
@@ -275,28 +293,12 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec to check (default: the spec's).")
 @CONST_OPTION
-@click.option(
-    "--strategy",
-    type=click.Choice([s.value for s in Strategy]),
-    default=Strategy.BFS.value,
-    show_default=True,
-)
-@click.option("--no-symmetry", is_flag=True, help="Do not reduce by the spec's symmetric sets.")
-@click.option(
-    "--deadlock/--no-deadlock",
-    "deadlock",
-    default=None,
-    help="Report states with no enabled action (default: on, unless the spec says otherwise).",
-)
-@click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
-)
-@click.option("--max-depth", type=click.IntRange(min=1), help="Do not explore beyond this depth.")
-@click.option(
-    "--timeout",
-    type=SECONDS,
-    help="Seconds before stopping (the whole run, liveness included).",
-)
+@table_option("strategy")
+@table_option("symmetry")
+@table_option("deadlock")
+@table_option("max_states")
+@table_option("max_depth")
+@table_option("timeout")
 @click.option(
     "--property",
     "--invariant",
@@ -305,24 +307,9 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     help="Check only this invariant, action property or temporal property (repeatable; "
     "default: all; 'none' checks none and explores the whole space). --invariant is an alias.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Worker processes (breadth-first; same results as one).",
-)
-@click.option(
-    "--cluster",
-    metavar="ADDRESS",
-    help="Explore on a dask.distributed cluster: a scheduler address (tcp://host:8786) "
-    "or local:N (N worker processes on 127.0.0.1); same results as one process.",
-)
-@click.option(
-    "--no-cache",
-    is_flag=True,
-    help="Run every action directly (no cached outcomes): slower, for cross-checking.",
-)
+@table_option("workers")
+@table_option("cluster")
+@table_option("cache")
 @click.option(
     "--checkpoint",
     "checkpoint_dir",
@@ -338,7 +325,7 @@ def run(
     variant: str | None,
     consts: tuple[str, ...],
     strategy: str,
-    no_symmetry: bool,
+    symmetry: bool,
     deadlock: bool | None,
     max_states: int | None,
     max_depth: int | None,
@@ -346,7 +333,7 @@ def run(
     properties: tuple[str, ...],
     workers: int,
     cluster: str | None,
-    no_cache: bool,
+    cache: bool,
     checkpoint_dir: str | None,
     checkpoint_every: float,
     trace_out: str | None,
@@ -357,17 +344,17 @@ def run(
     """Check every reachable state of SPEC (a name under specs/, or a .py file)."""
     console = _console(no_color)
     instance = build_spec(spec, variant, consts)
-    model = CompiledSpec(instance, properties=list(properties), symmetry=not no_symmetry)
+    model = CompiledSpec(instance, properties=list(properties), symmetry=symmetry)
     opts = Options(
         strategy=Strategy(strategy),
-        symmetry=not no_symmetry,
+        symmetry=symmetry,
         deadlock=deadlock,
         max_states=max_states,
         max_depth=max_depth,
         timeout=timeout,
         workers=workers,
         cluster=cluster,
-        cache=not no_cache,
+        cache=cache,
         checkpoint=checkpoint_dir,
         checkpoint_every=checkpoint_every,
     )
@@ -400,14 +387,8 @@ def run(
     metavar="NAME=VALUE",
     help="Must equal the checkpoint's constant (default: it does; another value is refused).",
 )
-@click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
-)
-@click.option(
-    "--timeout",
-    type=SECONDS,
-    help="Seconds before stopping again (a checkpoint is saved then).",
-)
+@table_option("max_states")
+@table_option("timeout", help="Seconds before stopping again (a checkpoint is saved then).")
 @CHECKPOINT_EVERY_OPTION
 @click.option(
     "--trust-checkpoint",

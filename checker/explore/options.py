@@ -15,11 +15,29 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from checker.base.errors import ConfigError
 from checker.explore.kinds import Strategy
 from checker.explore.result import Stats
+
+
+class Form(StrEnum):
+    """How an option is written on the command line (the CLI builds it from this)."""
+
+    #: One of ``choices``.
+    CHOICE = "choice"
+    #: A flag that turns the option off (``--no-cache``: the field becomes False).
+    OFF_FLAG = "off"
+    #: ``--x/--no-x``, unset by default (None: the spec's own default).
+    TOGGLE = "toggle"
+    #: An integer of at least 1.
+    COUNT = "count"
+    #: A positive number of seconds.
+    SECONDS = "seconds"
+    #: Any text (checked by ``valid``).
+    TEXT = "text"
 
 
 @dataclass(frozen=True)
@@ -28,16 +46,25 @@ class RunOption:
 
     #: The :class:`Options` field.
     name: str
-    #: The flag of ``mcheck run`` (as the user types it).
+    #: The flag of ``mcheck run`` (as the user types it; ``--x/--no-x`` for a toggle).
     flag: str
     #: What a valid value is, as an error says it ("a positive integer").
     what: str
     #: Whether a value is valid (None is always "not given" where the default is None).
     valid: Callable[[Any], bool]
+    #: How the command line writes it, and its help there.
+    form: Form
+    help: str
     #: Its key in a gate manifest's check (None: not a gate setting).
     gate: str | None = None
     #: A checkpoint records it, and ``resume`` continues with the recorded value.
     recorded: bool = False
+    #: It decides which states a run visits and in which order: part of a
+    #: checkpoint's identity (a resume with another value is refused).
+    identity: bool = False
+    #: The values of a CHOICE; the shown placeholder of a value.
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
 
 
 def _positive_int(v: Any) -> bool:
@@ -57,26 +84,51 @@ _bool = lambda v: type(v) is bool  # noqa: E731
 RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption(
         "strategy", "--strategy", "bfs or dfs", lambda v: v in {s.value for s in Strategy},
-        recorded=True,
+        Form.CHOICE, "Breadth-first (shortest counterexamples) or depth-first.",
+        recorded=True, identity=True, choices=tuple(Strategy),
     ),
-    RunOption("symmetry", "--no-symmetry", "a boolean", _bool, gate="symmetry", recorded=True),
-    RunOption("deadlock", "--deadlock", "a boolean", _optional(_bool), recorded=True),
+    RunOption(
+        "symmetry", "--no-symmetry", "a boolean", _bool, Form.OFF_FLAG,
+        "Do not reduce by the spec's symmetric sets.",
+        gate="symmetry", recorded=True, identity=True,
+    ),
+    RunOption(
+        "deadlock", "--deadlock/--no-deadlock", "a boolean", _optional(_bool), Form.TOGGLE,
+        "Report states with no enabled action (default: on, unless the spec says otherwise).",
+        recorded=True, identity=True,
+    ),
     RunOption(
         "max_states", "--max-states", "a positive integer", _optional(_positive_int),
-        gate="max_states",
+        Form.COUNT, "Stop after this many distinct states.", gate="max_states",
     ),
     RunOption(
-        "max_depth", "--max-depth", "a positive integer", _optional(_positive_int), recorded=True
+        "max_depth", "--max-depth", "a positive integer", _optional(_positive_int), Form.COUNT,
+        "Do not explore beyond this depth.", recorded=True, identity=True,
     ),
     RunOption(
-        "timeout", "--timeout", "a positive number of seconds", _optional(_seconds), gate="timeout"
+        "timeout", "--timeout", "a positive number of seconds", _optional(_seconds),
+        Form.SECONDS, "Seconds before stopping (the whole run, liveness included).",
+        gate="timeout", metavar="SECONDS",
     ),
-    RunOption("workers", "--workers", "a positive integer", _positive_int),
-    RunOption("cache", "--no-cache", "a boolean", _bool, recorded=True),
-    RunOption("checkpoint_every", "--checkpoint-every", "a positive number of seconds", _seconds),
+    RunOption(
+        "workers", "--workers", "a positive integer", _positive_int, Form.COUNT,
+        "Worker processes (breadth-first; same results as one).",
+    ),
+    RunOption(
+        "cache", "--no-cache", "a boolean", _bool, Form.OFF_FLAG,
+        "Run every action directly (no cached outcomes): slower, for cross-checking.",
+        recorded=True,
+    ),
+    RunOption(
+        "checkpoint_every", "--checkpoint-every", "a positive number of seconds", _seconds,
+        Form.SECONDS, "Seconds between checkpoints.", metavar="SECONDS",
+    ),
     RunOption(
         "cluster", "--cluster", "local:N or a scheduler address",
-        _optional(lambda v: isinstance(v, str) and _cluster_ok(v)),
+        _optional(lambda v: isinstance(v, str) and _cluster_ok(v)), Form.TEXT,
+        "Explore on a dask.distributed cluster: a scheduler address (tcp://host:8786) "
+        "or local:N (N worker processes on 127.0.0.1); same results as one process.",
+        metavar="ADDRESS",
     ),
 )  # fmt: skip
 BY_NAME = {o.name: o for o in RUN_OPTIONS}
@@ -158,6 +210,14 @@ def check_recorded(values: Any) -> dict[str, Any] | str:
         if o.recorded and (o.name not in values or not o.valid(values[o.name])):
             return f"'options.{o.name}' is not {o.what}"
     return {o.name: values[o.name] for o in RUN_OPTIONS if o.recorded}
+
+
+def identity_options(opts: Options, **effective: Any) -> dict[str, Any]:
+    """The options that decide which states a run visits and in which order (a
+    checkpoint's identity), as this run has them: ``effective`` gives values the run
+    worked out (symmetry where the model has symmetric sets, the deadlock check the
+    spec defaults to)."""
+    return {o.name: effective.get(o.name, getattr(opts, o.name)) for o in RUN_OPTIONS if o.identity}
 
 
 def gate_keys() -> dict[str, str]:
