@@ -1,6 +1,6 @@
 """A checkpoint or trace folder from someone else (issue 43's critical items).
 
-* A checkpoint is signed with the user's key (checker/checkpointkey.py): one that was
+* A checkpoint is signed with the user's key (checker/check/checkpointkey.py): one that was
   forged or edited (extra roots, another variant in its header) is refused, exit 2,
   unless the user says it is trusted; then the result says it rests on that file.
 * Nothing mcheck writes follows a link planted in the folder it writes to: a
