@@ -287,18 +287,18 @@ def test_parallel_gate_starts_the_biggest_check_first_and_reports_in_manifest_or
 
     checks = gate_module.load_manifest(_write(tmp_path, GOOD))
     submitted: list[str] = []
-    real = gate_module.ProcessPoolExecutor
+    real = gate_module.CheckPool
 
     class Recording(real):  # type: ignore[misc, valid-type]
-        def submit(self, fn, check, *rest):  # type: ignore[no-untyped-def, override]
-            submitted.append(check.name)
-            return super().submit(fn, check, *rest)
+        def map(self, tasks):  # type: ignore[no-untyped-def]
+            submitted.extend(task.name for _, task in tasks)
+            return super().map(tasks)
 
-    gate_module.ProcessPoolExecutor = Recording  # type: ignore[misc]
+    gate_module.CheckPool = Recording  # type: ignore[misc]
     try:
         outcomes, interrupted = gate_module.run_all(checks, jobs=2)
     finally:
-        gate_module.ProcessPoolExecutor = real  # type: ignore[misc]
+        gate_module.CheckPool = real  # type: ignore[misc]
     assert not interrupted
     assert submitted == ["two phase", "die hard"]  # 80 recorded states before none
     assert [o.check.name for o in outcomes] == ["die hard", "two phase"]

@@ -183,13 +183,37 @@ def watchdog(deadline: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def worker_process() -> None:
+def worker_process(parent: int | None = None) -> None:
     """In a worker process (``--workers``, the gate's pool, simulation workers): Ctrl-C,
     sent to the whole process group, is the coordinator's to handle; SIGTERM ends the
     worker at once, quietly (the coordinator's handler, inherited by a fork, would turn
-    it into a KeyboardInterrupt and a traceback)."""
+    it into a KeyboardInterrupt and a traceback); and the worker dies with its parent
+    (:func:`die_with_parent`), whatever signal the parent got, SIGKILL included."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent)
+
+
+#: prctl's request to be sent a signal when the parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Have the kernel kill this process (SIGKILL) when its parent dies: a worker never
+    outlives a coordinator that was killed, even by SIGKILL, and needs no signal that
+    could be ignored to learn of it (Linux's PR_SET_PDEATHSIG; elsewhere the workers'
+    own polls of their parent remain).  ``parent``: the pid the parent had; if it is
+    gone already (it died before this ran), exit now."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 
 def term_as_interrupt() -> Any:
@@ -240,3 +264,11 @@ def kept_handlers() -> Iterator[None]:
         for sig, handler in saved.items():
             if handler is not None:
                 signal.signal(sig, handler)
+
+
+def say_ready(what: str) -> None:
+    """Tell a script that started the ``mcheck`` command that its worker processes are
+    up (one line on stderr: ``mcheck: <what>``), so it can wait for that line instead
+    of sleeping.  Library callers see nothing."""
+    if _is_command_line():
+        print(f"mcheck: {what}", file=sys.stderr, flush=True)

@@ -33,7 +33,6 @@ import os
 import re
 import time
 import tomllib
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,8 +44,9 @@ from rich.text import Text
 from checker.authoring.loader import load_spec_class
 from checker.base.errors import ConfigError, MCheckError
 from checker.base.safefile import write_atomically
-from checker.base.signals import ignore_interrupts, worker_process
+from checker.base.signals import ignore_interrupts, say_ready
 from checker.check.run import run
+from checker.cli.pool import CheckPool
 from checker.explore.options import BY_NAME, Options, gate_keys
 from checker.explore.result import Verdict
 from checker.model import CompiledSpec
@@ -126,11 +126,20 @@ class GateOutcome:
     generated: int = 0
     depth: int = 0
     trace_file: str | None = None  #: the ITF file the counterexample was saved to
+    #: The gate was interrupted while this check ran ("interrupted") or before it
+    #: started ("not started"); None: it ran to its end.
+    stopped: str | None = None
 
     @property
     def passed(self) -> bool:
         """True when the outcome matches the expectation."""
-        return not self.problems
+        return not self.problems and self.stopped is None
+
+    @property
+    def failed(self) -> bool:
+        """True when the check ran to its end and did not match (an interrupted or
+        unstarted check is neither passed nor failed)."""
+        return bool(self.problems) and self.stopped is None
 
     def got(self) -> str:
         """The outcome in the manifest's words."""
@@ -373,8 +382,8 @@ def select(checks: list[GateCheck], patterns: list[str]) -> list[GateCheck]:
     ]
 
 
-def _not_run(c: GateCheck, why: str) -> GateOutcome:
-    out = GateOutcome(c, "incomplete", None, None, 0, 0.0, reason=why)
+def _not_run(c: GateCheck, why: str, stopped: str | None = None) -> GateOutcome:
+    out = GateOutcome(c, "incomplete", None, None, 0, 0.0, reason=why, stopped=stopped)
     out.problems = compare(c, out)
     return out
 
@@ -383,46 +392,55 @@ def run_all(checks: list[GateCheck], jobs: int | None = None) -> tuple[list[Gate
     """Run the checks, in parallel processes when there is more than one core.
 
     Returns the outcomes in manifest order and whether the run was interrupted
-    (Ctrl-C, SIGTERM): the checks finished by then keep their outcomes, the others
-    are reported as incomplete.
+    (Ctrl-C, SIGTERM): the checks finished by then keep their outcomes, the one(s)
+    running are "interrupted", the others "not started".
     """
     workers = max(1, min(jobs or os.cpu_count() or 1, len(checks)))
     done: dict[int, GateOutcome] = {}
+    running: list[int] = []
     interrupted = False
     if workers == 1:
         try:
             for i, c in enumerate(checks):
+                running = [i]
                 done[i] = run_check(c)
+            running = []
         except KeyboardInterrupt:
             interrupted = True
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_process)
+        pool = CheckPool(workers, run_check)
+        # The biggest checks first (by the states the manifest records): the gate ends
+        # when its longest check does, so that one must not start last (PaxosCommit,
+        # most of a CI gate, started after 60 others).
+        order = sorted(range(len(checks)), key=lambda i: -_expected_work(checks[i]))
         try:
-            # The biggest checks first (by the states the manifest records): the gate
-            # ends when its longest check does, so that one must not start last
-            # (PaxosCommit, most of a CI gate, started after 60 others).
-            order = sorted(range(len(checks)), key=lambda i: -_expected_work(checks[i]))
-            futures = {pool.submit(run_check, checks[i]): i for i in order}
-            for fut in as_completed(futures):
-                i = futures[fut]
-                try:
-                    done[i] = fut.result()
-                except Exception as exc:  # a check whose process died or raised
-                    done[i] = _not_run(checks[i], f"{type(exc).__name__}: {exc}")
+            for kind, i, value in pool.map([(i, checks[i]) for i in order]):
+                if kind == "ok":
+                    done[i] = value
+                elif kind == "error":  # a check whose process died or raised
+                    done[i] = _not_run(checks[i], value)
+                if i in done:
+                    mark = "pass" if done[i].passed else "FAIL"
+                    say_ready(
+                        f"gate check {len(done)} of {len(checks)} done: {checks[i].name}: {mark}"
+                    )
         except KeyboardInterrupt:
             interrupted = True
-        finally:
-            if interrupted:
-                # The report of what finished must be written whatever comes next.
-                ignore_interrupts()
-                # The pool forgets its processes on shutdown: stop them first.
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    with contextlib.suppress(Exception):
-                        proc.terminate()
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
-    outcomes = [
-        done.get(i) or _not_run(c, "interrupted before it finished") for i, c in enumerate(checks)
-    ]
+            running = pool.running()
+            pool.kill()  # (idempotent: the pool kills its workers on the way out too)
+    if interrupted:
+        # The report of what finished must be written whatever comes next.
+        ignore_interrupts()
+    outcomes = []
+    for i, c in enumerate(checks):
+        if i in done:
+            outcomes.append(done[i])
+        elif i in running:
+            outcomes.append(_not_run(c, "interrupted while it ran", "interrupted"))
+        else:
+            outcomes.append(
+                _not_run(c, "the gate was interrupted before it started", "not started")
+            )
     return outcomes, interrupted
 
 
@@ -470,7 +488,7 @@ def run_gate(
             "" if o.trace_length is None else str(o.trace_length),
             f"{o.distinct:,}",
             f"{o.seconds:.1f}",
-            Text("pass", style="green") if o.passed else Text("FAIL", style="bold red"),
+            _mark(o),
         )
     console.print(table)
     saved = [o.trace_file for o in outcomes if o.trace_file]
@@ -478,7 +496,7 @@ def run_gate(
         console.print(
             Text(f"{len(saved)} counterexample(s) saved under {_shown(folder)}"), soft_wrap=True
         )
-    failed = [o for o in outcomes if not o.passed]
+    failed = [o for o in outcomes if o.failed]
     for o in failed:
         console.print(
             Text(f"FAIL {_printable(o.check.name)}: " + "; ".join(o.problems), style="bold red"),
@@ -510,14 +528,27 @@ def run_gate(
             for o in failed
             if any(p.startswith(("expected", "incomplete", "error")) for p in o.problems)
         ]
+    passed = sum(o.passed for o in outcomes)
+    stopped = len(outcomes) - passed - len(failed)
     console.print(
-        f"{len(outcomes) - len(failed)} passed, {len(failed)} failed"
-        + (" (interrupted: incomplete)" if interrupted else ""),
-        style="bold green" if not failed else "bold red",
+        f"{passed} passed, {len(failed)} failed"
+        + (
+            f", {stopped} interrupted or not started (the gate was interrupted: incomplete)"
+            if interrupted
+            else ""
+        ),
+        style="bold green" if not failed and not interrupted else "bold red",
     )
     if interrupted:
         return 3
     return 1 if failed else 0
+
+
+def _mark(o: GateOutcome) -> Text:
+    """The last column of a check's row."""
+    if o.stopped is not None:
+        return Text(o.stopped, style="yellow")
+    return Text("pass", style="green") if o.passed else Text("FAIL", style="bold red")
 
 
 def _check_writable(target: Path, what: str) -> None:
@@ -584,8 +615,9 @@ def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:
 
     from checker.base.version import __version__
 
-    errors = sum(1 for o in outcomes if not o.passed and o.verdict == "error")
-    failures = sum(1 for o in outcomes if not o.passed) - errors
+    errors = sum(1 for o in outcomes if o.failed and o.verdict == "error")
+    failures = sum(1 for o in outcomes if o.failed) - errors
+    skipped = sum(1 for o in outcomes if o.stopped is not None)
     total = f"{sum(o.seconds for o in outcomes):.3f}"
     counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors)}
     root = ET.Element("testsuites", {"name": "mcheck gate", "time": total, **counts})
@@ -595,7 +627,7 @@ def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:
         {
             "name": "mcheck.gate",
             **counts,
-            "skipped": "0",
+            "skipped": str(skipped),
             "time": total,
             "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
             "hostname": socket.gethostname() or "localhost",
@@ -608,7 +640,9 @@ def junit_xml(outcomes: list[GateOutcome], manifest: str | None = None) -> str:
         case = ET.SubElement(
             suite, "testcase", classname=o.check.spec, name=o.check.name, time=f"{o.seconds:.3f}"
         )
-        if not o.passed:
+        if o.stopped is not None:
+            ET.SubElement(case, "skipped", message=f"{o.stopped}: {o.reason}")
+        elif not o.passed:
             kind = "error" if o.verdict == "error" else "failure"
             el = ET.SubElement(case, kind, message="; ".join(o.problems))
             el.set(
@@ -648,7 +682,7 @@ def github_annotations(outcomes: list[GateOutcome]) -> list[str]:
     """``::error file=...,line=...`` lines for the failing checks."""
     lines = []
     for o in outcomes:
-        if o.passed:
+        if not o.failed:
             continue
         prop = o.violated or o.check.expected_property
         file, line = invariant_location(o.check.spec, prop)
@@ -667,7 +701,7 @@ def markdown_summary(outcomes: list[GateOutcome]) -> str:
         "|---|---|---|---:|---:|---:|---|---|",
     ]
     for o in outcomes:
-        mark = "pass" if o.passed else "**FAIL**"
+        mark = o.stopped or ("pass" if o.passed else "**FAIL**")
         file = f"`{_cell(_shown(o.trace_file))}`" if o.trace_file else ""
         rows.append(
             f"| {_cell(o.check.name)} | {_cell(o.check.describe_expectation())} | "

@@ -28,6 +28,7 @@ import numpy as np
 
 from checker.authoring.spec import USER_MODULE_PREFIX
 from checker.base.errors import ConfigError, MCheckError
+from checker.base.signals import say_ready
 from checker.distributed.partition import LevelBackend, Partition
 from checker.explore.collector import paced_collector
 from checker.explore.engine import ChunkResult, WorkerLost
@@ -169,6 +170,7 @@ class ClusterBackend(LevelBackend):
     def _connect(self, distributed: Any) -> None:
         self.client, self.cluster, workers = open_client(distributed, self.address)
         self.n = len(workers)
+        say_ready(f"the cluster's {self.n} workers are up")
         futures = [
             self.client.submit(
                 PartitionActor,

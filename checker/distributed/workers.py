@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from checker.base.errors import MCheckError
-from checker.base.signals import worker_process
+from checker.base.signals import say_ready, worker_process
 from checker.distributed.partition import LevelBackend, Partition
 from checker.explore.engine import ChunkResult, WorkerLost
 from checker.explore.expansion import ExpansionFactory, ExpansionSettings, Key, Restart
@@ -102,7 +102,7 @@ def _worker(
     parent: int,
 ) -> None:
     """One worker process: owns fingerprints ``fp % n == w`` and expands its states."""
-    worker_process()
+    worker_process(parent)
     for c in others:  # ends inherited from the fork that are not this worker's
         with contextlib.suppress(OSError):
             c.close()
@@ -260,6 +260,7 @@ class WorkerBackend(LevelBackend):
             )
             p.start()
             self.procs.append(p)
+        say_ready(f"{self.n} worker processes started")
         for mine, child in pipes:
             child.close()  # only the worker holds its end: a dead worker gives EOF
             self.conns.append(mine)

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import time
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
 
-from checker.base.signals import ignore_interrupts, stop_signals, worker_process
+from checker.base.signals import ignore_interrupts, say_ready, stop_signals, worker_process
 from checker.explore.result import Result
 from checker.model import Model
 from checker.simulate.core import SimulationOptions, SimulationStats, Simulator
@@ -49,13 +50,14 @@ def simulate_workers(model: Model, opts: SimulationOptions, workers: int) -> Res
     procs = [
         ctx.Process(
             target=_worker,
-            args=(w, workers, model, opts, deadline, best, stop, walked, pipes[w][1]),
+            args=(w, workers, model, opts, deadline, best, stop, walked, pipes[w][1], os.getpid()),
             daemon=True,
         )
         for w in range(workers)
     ]
     for p in procs:
         p.start()
+    say_ready(f"{workers} worker processes started")
     for _, send in pipes:
         send.close()
     reports: dict[int, Any] = {}
@@ -179,10 +181,11 @@ def _worker(
     stop: Any,
     walked: Any,
     conn: Connection,
+    parent: int,
 ) -> None:
     """Walk behaviours ``w, w + n, ...`` until the bound, the limit or a stop; send
     each one's figures and the first behaviour to visit each fingerprint."""
-    worker_process()
+    worker_process(parent)
     sim = Simulator(model, opts)
     walks = Walks(sim)
     failure: str | None = None
