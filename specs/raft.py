@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from immutables import Map
 
 from checker import Spec, action, in_order, invariant, model_values, named_values
+from checker.check.validate import LogMapping
 from checker.values import ModelValue, put
 from mcheck_shipped.invariants.raft import committed_logs_agree, election_safety
 
@@ -165,6 +166,9 @@ class Raft(Spec):
     }
     variants = ("default",)
     symmetry = ("Server",)
+    #: TLC's counterexamples of raft.tla (``mcheck replay raft --from-tlc FILE``):
+    #: the model value ``Nil`` is None here; every other name is raft.tla's own.
+    tla_mapping = LogMapping(events={}, values={"Nil": NIL})
 
     Server: tuple[ModelValue, ...]
     Value: tuple[ModelValue, ...]

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from immutables import Map
 
 from checker import Spec, action, invariant, model_values
+from checker.check.validate import LogMapping, On
 from checker.values import ModelValue, put
 
 WORKING, PREPARED, COMMITTED, ABORTED = "working", "prepared", "committed", "aborted"
@@ -36,6 +37,10 @@ class TCommit(Spec):
     lanes = "RM"
 
     RM: tuple[ModelValue, ...]
+
+    #: TLC's counterexamples of TCommit.tla (``mcheck replay tcommit --from-tlc
+    #: FILE``): TLC's step ``Decide(rm)`` is one of the two actions here.
+    tla_mapping = LogMapping(events={"Decide": On(actions=("DecideCommit", "DecideAbort"))})
 
     def init(self) -> list[TCState]:
         """TCInit: every resource manager is working."""

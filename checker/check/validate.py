@@ -73,6 +73,11 @@ class LogEvent:
     #: compared as ``normalize`` (the trace reader's) makes it read back.
     normalize: Callable[[Any], Any] | None = None
     text: str = ""
+    #: How a recorded value is compared with the spec's (recorded, spec's) -> bool,
+    #: and both shown (recorded, spec's) -> (text, text), where the recorded values
+    #: are not the log's plain JSON (a TLC counterexample's TLA+ values).
+    compare: Callable[[Any, Any], bool] | None = None
+    render: Callable[[Any, Any], tuple[str, str]] | None = None
 
 
 #: Reads a recorded value from a state: a variable's name, or a function of
@@ -116,6 +121,15 @@ class LogMapping:
     #: that logs per node changes its own node unlogged, not every node: without
     #: this, each silent instance of every node multiplies the candidate states.
     silent_where: Callable[[dict[str, Any], tuple[Any, ...]], bool] | None = None
+    #: A recorded name -> the spec's variable (None: not modelled, ignored): for a
+    #: log's state fields and a TLC counterexample's variables alike.
+    variables: Mapping[str, str | None] = field(default_factory=dict)
+    #: A recorded name (a TLA+ model value, a log's string) -> the spec's value.
+    values: Mapping[str, Any] = field(default_factory=dict)
+    #: A recorded record field -> the spec's field.
+    fields: Mapping[str, str] = field(default_factory=dict)
+    #: A recorded property name -> the spec's (a TLC invariant named otherwise).
+    properties: Mapping[str, str] = field(default_factory=dict)
 
 
 # -- reading logs ---------------------------------------------------------------------
@@ -345,6 +359,10 @@ class Validator:
         self.silent = self._actions(mapping.silent if mapping else (), "silent")
         self.max_silent = mapping.max_silent if mapping else 0
         self.states = 0
+        #: After a log every event of which matched: the states consistent with it.
+        self.frontier: list[_Node] = []
+        #: Keep every path to a state, not one (see :meth:`advance`).
+        self.keep_paths = False
 
     def _actions(self, names: tuple[str, ...], where: str) -> set[int]:
         unknown = [n for n in names if n not in self.index]
@@ -438,7 +456,9 @@ class Validator:
                     raise EvaluationError(
                         f"log mapping for {key} (log line {ev.line})", exc, state
                     ) from exc
-            if ev.normalize is not None:
+            if ev.compare is not None:
+                same = ev.compare(recorded, actual)
+            elif ev.normalize is not None:
                 same = bool(recorded == ev.normalize(actual))
             else:
                 same = _agrees(recorded, actual)
@@ -484,6 +504,7 @@ class Validator:
         except KeyboardInterrupt:
             ignore_interrupts()
             return self._incomplete(done, "interrupted", t0)
+        self.frontier = frontier
         trace, lines = self.behaviour(frontier[0])
         return Validation(
             True,
@@ -570,7 +591,7 @@ class Validator:
     def advance(self, frontier: list[_Node], ev: LogEvent, rule: On) -> list[_Node]:
         """The nodes consistent with the log after ``ev``."""
         out: list[_Node] = []
-        seen: set[int] = set()
+        seen: set[Any] = set()
         readers: list[tuple[str, Any, int, str | None, Getter]] | None = None
         for c, ai, params, t in self._candidates(frontier, ev, rule):
             self._count()
@@ -582,9 +603,13 @@ class Validator:
                 f, terms = c.fp, c.terms
             else:
                 f, terms = self._fp_after(c, t)
-            if f in seen:
+            # One node per state, unless the paths matter: a counterexample that
+            # printed only part of each state can be matched by several paths to
+            # one state, of which only some end in its violation.
+            key = (id(c), f) if self.keep_paths else f
+            if key in seen:
                 continue
-            seen.add(f)
+            seen.add(key)
             if ai is None:
                 out.append(_Node(t, c, [], [ev.line], fp=f, terms=terms))
             else:
@@ -693,9 +718,12 @@ def _nearer(
     return best
 
 
-def mapping_of(spec_cls: type, module_path: str | None) -> LogMapping | None:
+def mapping_of(
+    spec_cls: type, module_path: str | None, attribute: str = "log_mapping"
+) -> LogMapping | None:
     """The log mapping: ``MAPPING`` of the module at ``module_path`` (a .py file or a
-    module name), else the spec's ``log_mapping``, else None (the default)."""
+    module name), else the spec's ``attribute`` (``log_mapping`` for logs,
+    ``tla_mapping`` for TLC's counterexamples), else None (the default)."""
     if module_path is not None:
         from checker.authoring.loader import load_module
 
@@ -706,9 +734,9 @@ def mapping_of(spec_cls: type, module_path: str | None) -> LogMapping | None:
                 f"{module_path} defines no MAPPING (a checker.check.validate.LogMapping)"
             )
         return got
-    got = getattr(spec_cls, "log_mapping", None)
+    got = getattr(spec_cls, attribute, None)
     if got is not None and not isinstance(got, LogMapping):
         raise ConfigError(
-            f"{spec_cls.__name__}.log_mapping is not a checker.check.validate.LogMapping"
+            f"{spec_cls.__name__}.{attribute} is not a checker.check.validate.LogMapping"
         )
     return got

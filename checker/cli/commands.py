@@ -1081,13 +1081,75 @@ def _var_filter(var_list: str | None, names: tuple[str, ...]) -> list[str] | Non
 
 
 @main.command(name="replay")
-@click.argument("args", nargs=-1, required=True, metavar="[SPEC] TRACE")
+@click.argument("args", nargs=-1, required=True, metavar="[SPEC] TRACE | SPEC --from-tlc FILE")
 @click.option("--variant", help="Variant to replay against (default: the trace's).")
 @CONST_OPTION
+@click.option(
+    "--from-tlc",
+    "from_tlc",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Transplant TLC's counterexample in FILE (its output, -difftrace or -tool; a "
+    "-dumpTrace json or tla file; ITF) into SPEC: exit 0 reproduced, 1 diverges.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "text", "json", "tla", "itf"]),
+    default="auto",
+    show_default=True,
+    help="With --from-tlc: the file's format (auto: by its content).",
+)
+@click.option(
+    "--map",
+    "mapping",
+    metavar="MODULE",
+    help="With --from-tlc: a module whose MAPPING (a LogMapping, as validate's) maps "
+    "TLC's variables, model values, fields and actions to the spec's (default: the "
+    "spec's tla_mapping, else the same names).",
+)
+@click.option(
+    "--property",
+    "prop",
+    metavar="NAME",
+    help="With --from-tlc: the spec's property TLC's trace violates (default: the one "
+    "TLC names, or, for a dump, whichever of the spec's fails at its end).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="With --from-tlc: where to save the reproduced trace as ITF "
+    "(default: traces/<spec>-<variant>-<property>.itf.json).",
+)
+@click.option("--max-states", type=click.IntRange(min=1), help="Stop after examining this many.")
+@click.option("--timeout", type=SECONDS, help="Seconds before stopping.")
 @guarded
-def replay_cmd(args: tuple[str, ...], variant: str | None, consts: tuple[str, ...]) -> None:
+def replay_cmd(
+    args: tuple[str, ...],
+    variant: str | None,
+    consts: tuple[str, ...],
+    from_tlc: str | None,
+    fmt: str,
+    mapping: str | None,
+    prop: str | None,
+    out: str | None,
+    max_states: int | None,
+    timeout: float | None,
+) -> None:
     """Re-execute TRACE against SPEC (default: the shipped spec the trace names): exit 0
-    if it is a real behaviour ending in its violation, 1 with the first diverging step."""
+    if it is a real behaviour ending in its violation, 1 with the first diverging step.
+    With --from-tlc FILE: does SPEC have the behaviour of TLC's counterexample?"""
+    if from_tlc is not None:
+        if len(args) != 1:
+            raise ConfigError("replay --from-tlc FILE takes one SPEC")
+        _transplant(args[0], Path(from_tlc), variant, consts, fmt, mapping, prop, out,
+                    max_states, timeout)  # fmt: skip
+        return
+    tlc_only = {"--format": fmt != "auto", "--map": mapping, "--property": prop, "--out": out,
+                "--max-states": max_states, "--timeout": timeout}  # fmt: skip
+    given = [k for k, v in tlc_only.items() if v]
+    if given:
+        raise ConfigError(f"{given[0]} is an option of replay --from-tlc only")
     if len(args) > 2:
         raise ConfigError("replay takes [SPEC] TRACE")
     trace_file = args[-1]
@@ -1124,6 +1186,71 @@ def replay_cmd(args: tuple[str, ...], variant: str | None, consts: tuple[str, ..
     if outcome.decisive and outcome.decisive_step != outcome.step:
         console.print(Text(outcome.decisive, style="bold"), soft_wrap=True)
     sys.exit(0 if outcome.ok else 1)
+
+
+def _transplant(
+    spec: str,
+    path: Path,
+    variant: str | None,
+    consts: tuple[str, ...],
+    fmt: str,
+    mapping: str | None,
+    prop: str | None,
+    out: str | None,
+    max_states: int | None,
+    timeout: float | None,
+) -> None:
+    """``replay SPEC --from-tlc FILE``: see :mod:`checker.check.transplant`."""
+    from checker.check.transplant import transplant
+    from checker.check.validate import LogError, mapping_of
+    from checker.traces.tlc_trace import read_tlc
+
+    instance = build_spec(spec, variant, consts)
+    cls = type(instance)
+    tlc = read_tlc(path, fmt)
+    rules = mapping_of(cls, mapping, attribute="tla_mapping")
+    model = CompiledSpec(instance, symmetry=False)
+    try:
+        done = transplant(model, cls, tlc, rules, prop, max_states, timeout)
+    except LogError as exc:
+        raise ConfigError(str(exc)) from None
+    except EvaluationError as exc:
+        raise ConfigError(str(exc)) from None
+    console = _console(False)
+    console.print(_header(model.name, instance.variant, instance.constant_values, "replay"))
+    what = {None: "a behaviour", "invariant": "invariant", "action property": "action property",
+            "deadlock": "deadlock", "temporal": "temporal property"}[tlc.verdict]  # fmt: skip
+    console.print(
+        Text(
+            f"TLC's counterexample {path} ({tlc.fmt}): {len(tlc.states)} states"
+            + (f", lasso back to state {tlc.loop + 1}" if tlc.loop is not None else "")
+            + (f"; TLC: {what} {tlc.violated or ''}".rstrip() if tlc.verdict else ""),
+        ),
+        soft_wrap=True,
+    )
+    for note in done.notes:
+        console.print(Text(f"  note: {note}", style="dim"), soft_wrap=True)
+    if done.incomplete is not None:
+        console.print(
+            Text(f"INCOMPLETE ({done.incomplete}): {done.states:,} states examined; not a verdict.",
+                 style="bold yellow"))  # fmt: skip
+        sys.exit(ExitCode.INCOMPLETE)
+    if done.result is not None and done.result.trace is not None:
+        render_timeline(timeline_of_run(done.result, model, presentation_for(model)), console)
+    figures = f"{done.states:,} spec states examined in {done.seconds:.2f} s"
+    if done.reproduced:
+        assert done.result is not None
+        target = save_trace(done.result, model, Path(out) if out else None, source=spec)
+        console.print(Text(f"REPRODUCED: {done.message}; {figures}.", style="bold green"),
+                      soft_wrap=True)  # fmt: skip
+        console.print(Text(f"trace saved to {target} ({command()} show {target})"), soft_wrap=True)
+        sys.exit(0)
+    head = done.message if done.message.startswith("diverges") else f"diverges: {done.message}"
+    console.print(Text(f"{head[0].upper()}{head[1:]}; {figures}.", style="bold red"),
+                  soft_wrap=True)  # fmt: skip
+    for line in done.details:
+        console.print(Text("  " + line), soft_wrap=True)
+    sys.exit(1)
 
 
 def _recorded_spec(path: Path) -> str:
