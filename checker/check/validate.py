@@ -186,9 +186,15 @@ def _read_text(path: Path) -> str:
         raise LogError(f"{path}: {exc.strerror or exc}") from None
 
 
-def read_ndjson(path: Path) -> list[LogEvent]:
-    """Events from an NDJSON log (blank lines and ``#`` comments skipped)."""
-    events: list[LogEvent] = []
+def read_ndjson(path: Path, tag: str = "trace") -> list[LogEvent]:
+    """Events from an NDJSON log (blank lines and ``#`` comments skipped), in either
+    form: mcheck's flat one (``{"event": NAME, "params": {...}, "state": {...}}``), or
+    Specula's envelope (``{"tag": "trace", "ts": ..., "event": {"name": NAME, "nid":
+    ..., "state": {...}, "msg": {...}}}``), in which only lines with the tag ``tag``
+    are events (a ``"tag": "config"`` line and lines without the tag are skipped, as
+    Specula's harnesses document) and every field of the event but ``name`` and
+    ``state`` is a parameter (``nid``, ``msg``, ...)."""
+    rows: list[tuple[int, str, dict[str, Any]]] = []
     for n, raw in enumerate(_read_text(path).splitlines(), start=1):
         text = raw.strip()
         if not text or text.startswith("#"):
@@ -202,6 +208,11 @@ def read_ndjson(path: Path) -> list[LogEvent]:
             raise LogError(f"{path}:{n}: not a loggable value ({exc})") from None
         if not isinstance(obj, dict):
             raise LogError(f"{path}:{n}: an event must be a JSON object")
+        rows.append((n, text, obj))
+    if any("tag" in obj for _, _, obj in rows):
+        return [_enveloped(path, n, text, obj) for n, text, obj in rows if obj.get("tag") == tag]
+    events: list[LogEvent] = []
+    for n, text, obj in rows:
         name = obj.get("event")
         if not isinstance(name, str) or not name:
             raise LogError(f'{path}:{n}: the event has no "event" name')
@@ -213,6 +224,21 @@ def read_ndjson(path: Path) -> list[LogEvent]:
             raise LogError(f"{path}:{n}: unknown field {sorted(unknown)[0]!r}")
         events.append(LogEvent(n, name, params, state, text=text))
     return events
+
+
+def _enveloped(path: Path, n: int, text: str, obj: dict[str, Any]) -> LogEvent:
+    """One event of Specula's envelope (see :func:`read_ndjson`)."""
+    event = obj.get("event")
+    if not isinstance(event, dict):
+        raise LogError(f'{path}:{n}: a "{obj.get("tag")}" line has no "event" object')
+    name = event.get("name")
+    if not isinstance(name, str) or not name:
+        raise LogError(f'{path}:{n}: the event has no "name"')
+    state = event.get("state", {})
+    if not isinstance(state, dict):
+        raise LogError(f'{path}:{n}: the event\'s "state" must be an object')
+    params = {k: v for k, v in event.items() if k not in ("name", "state")}
+    return LogEvent(n, name, params, state, text=text)
 
 
 def read_ratis_log(path: Path) -> list[LogEvent]:
@@ -249,15 +275,16 @@ def read_itf_log(path: Path, spec_cls: type) -> list[LogEvent]:
     return events
 
 
-def read_log(path: Path, fmt: str, spec_cls: type) -> list[LogEvent]:
-    """A log as events: ``fmt`` is ndjson, itf, ratis-log or auto (by the name).  A
-    log with no event is refused: it would match every spec, and say nothing."""
+def read_log(path: Path, fmt: str, spec_cls: type, tag: str = "trace") -> list[LogEvent]:
+    """A log as events: ``fmt`` is ndjson, itf, ratis-log or auto (by the name); an
+    NDJSON log in Specula's envelope keeps the lines tagged ``tag``.  A log with no
+    event is refused: it would match every spec, and say nothing."""
     if fmt == "auto":
         fmt = "itf" if path.name.endswith(".itf.json") else "ndjson"
         if path.suffix == ".log":
             fmt = "ratis-log"
     if fmt == "ndjson":
-        events = read_ndjson(path)
+        events = read_ndjson(path, tag)
     elif fmt == "itf":
         events = read_itf_log(path, spec_cls)
     elif fmt == "ratis-log":
@@ -336,6 +363,9 @@ class Validation:
     incomplete: str | None = None
     #: The log line of each trace step (None: a silent step, or the initial state).
     lines: list[int | None] = field(default_factory=list)
+    #: After a mismatch: per candidate behaviour, each action the event may be and
+    #: what refused it.
+    details: list[str] = field(default_factory=list)
 
 
 class Validator:
@@ -420,6 +450,15 @@ class Validator:
         out: list[tuple[str, Any, int, str | None, Getter]] = []
         for key, recorded in values.items():
             getter: Getter = rule.state.get(key, key)
+            if isinstance(getter, str) and "{" in getter:
+                # "currentTerm[{nid}]": the event's own node, named by its parameter.
+                try:
+                    getter = getter.format_map(ev.params)
+                except (KeyError, IndexError, ValueError) as exc:
+                    raise LogError(
+                        f"line {ev.line}: {key!r} reads {getter!r}, but the event has no "
+                        f"parameter {exc}"
+                    ) from None
             if not isinstance(getter, str):
                 out.append((key, recorded, -1, None, getter))
                 continue
@@ -641,13 +680,57 @@ class Validator:
         else:
             assert best is not None
             reason = best[1]
+        self.frontier = frontier
         return Validation(
             False,
             0,
             failed=ev,
             reason=reason,
             candidates=[n.state for n in frontier[:3]],
+            details=self._per_candidate(frontier[:3], ev, rule),
         )
+
+    def _per_candidate(self, nodes: list[_Node], ev: LogEvent, rule: On) -> list[str]:
+        """For each candidate behaviour (the state it reached), each action the event
+        may be and what refused it: its guard, or the recorded fields that differ."""
+        out: list[str] = []
+        for k, node in enumerate(nodes, start=1):
+            misses: dict[str, tuple[int, str]] = {}
+            for _c, ai, params, t in self._candidates([node], ev, rule):
+                family = "the state" if ai is None else self.model.action_names[ai]
+                what = "the state" if ai is None else self.model.label(ai, params)
+                diff = self.disagreements(ev, rule, t)
+                text = f"{what}: " + (
+                    ", ".join(
+                        f"{key} is {show(actual)} where the log says {show(rec)}"
+                        for key, rec, actual in diff[:3]
+                    )
+                    or "agrees, yet no behaviour continues"
+                )
+                if family not in misses or len(diff) < misses[family][0]:
+                    misses[family] = (len(diff), text)
+            rows = [text for _n, text in misses.values()]
+            rows += [
+                f"{name}: not enabled (its guard is false"
+                + (" for the logged parameters" if rule.where or rule.instances else "")
+                + ")"
+                for name in rule.actions
+                if name not in misses
+            ]
+            seen = [line for line in self._lines(node) if line is not None]
+            since = f"after line {seen[-1]}" if seen else "from an initial state"
+            out.extend(f"candidate {k} ({since}): {row}" for row in rows)
+        return out
+
+    @staticmethod
+    def _lines(node: _Node) -> list[int | None]:
+        """The log lines a candidate behaviour has matched, oldest first."""
+        lines: list[int | None] = []
+        n: _Node | None = node
+        while n is not None:
+            lines[:0] = [*n.seen, *(line for *_x, line in n.steps)]
+            n = n.parent
+        return lines
 
     def behaviour(self, node: _Node) -> tuple[Trace, list[int | None]]:
         """The matched behaviour from an initial state to ``node``, as a trace whose

@@ -598,7 +598,7 @@ def simulate(
 
 @main.command(name="validate")
 @click.argument("spec")
-@click.argument("log", type=click.Path(dir_okay=False))
+@click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="LOG...")
 @click.option("--variant", help="Which variant of the spec (default: the spec's).")
 @CONST_OPTION
 @click.option(
@@ -616,11 +616,23 @@ def simulate(
     show_default=True,
     help="NDJSON events, an mcheck ITF trace, or a Ratis/Ozone text log (auto: by name).",
 )
+@click.option(
+    "--tag",
+    default="trace",
+    show_default=True,
+    help='In an NDJSON log in Specula\'s envelope: the "tag" of the lines that are events.',
+)
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="Also say which of the spec's actions and which mapped event names the logs "
+    "exercised, and which never.",
+)
 @click.option("--max-states", type=click.IntRange(min=1), help="Stop after examining this many.")
 @click.option(
     "--timeout",
     type=SECONDS,
-    help="Seconds before stopping.",
+    help="Seconds before stopping (each log).",
 )
 @click.option(
     "--last",
@@ -633,44 +645,100 @@ def simulate(
 @guarded
 def validate_cmd(
     spec: str,
-    log: str,
+    logs: tuple[str, ...],
     variant: str | None,
     consts: tuple[str, ...],
     mapping: str | None,
     fmt: str,
+    tag: str,
+    coverage: bool,
     max_states: int | None,
     timeout: float | None,
     last: int,
     no_color: bool,
 ) -> None:
-    """Is LOG (an implementation's events) a behaviour of SPEC?  Exit 0 with the
+    """Is each LOG (an implementation's events) a behaviour of SPEC?  Exit 0 with the
     matching behaviour aligned with the log's lines, 1 naming the first event no
     behaviour matches (and what disagreed), 2 for a malformed log, 3 if a limit or
-    Ctrl-C came first."""
-    from checker.check.validate import LogError, Validator, mapping_of, read_log
+    Ctrl-C came first (of several logs: the worst of these)."""
+    from checker.check.validate import mapping_of
 
     instance = build_spec(spec, variant, consts)
     model = CompiledSpec(instance, properties=["none"], symmetry=False)
-    path = Path(log)
+    console = _console(no_color)
+    console.print(_header(model.name, instance.variant, instance.constant_values, "validate"))
+    taken: set[str] = set()
+    named: set[str] = set()
+    codes: list[int] = []
+    for log in logs:
+        code, actions, events = _validate_one(
+            console, model, instance, Path(log), fmt, tag, mapping, max_states, timeout, last
+        )
+        codes.append(code)
+        taken |= actions
+        named |= events
+    if coverage:
+        rules = mapping_of(type(instance), mapping)
+        mapped = set(rules.events) if rules is not None else set(model.action_names)
+        never_taken = [a for a in model.action_names if a not in taken]
+        never_seen = sorted(mapped - named)
+        console.print(
+            Text(
+                f"coverage over {len(logs)} log{'' if len(logs) == 1 else 's'}: actions taken: "
+                f"{', '.join(a for a in model.action_names if a in taken) or 'none'}; "
+                f"never taken: {', '.join(never_taken) or 'none'}; events seen: "
+                f"{', '.join(sorted(named)) or 'none'}; mapped events never seen: "
+                f"{', '.join(never_seen) or 'none'}",
+                style="bold",
+            ),
+            soft_wrap=True,
+        )
+    # A log that is no behaviour is the answer; an incomplete one is not a pass.
+    worst = max(codes, key=lambda c: (c == 1, c == ExitCode.INCOMPLETE, c))
+    sys.exit(worst)
+
+
+def _validate_one(
+    console: Console,
+    model: CompiledSpec,
+    instance: Spec,
+    path: Path,
+    fmt: str,
+    tag: str,
+    mapping: str | None,
+    max_states: int | None,
+    timeout: float | None,
+    last: int,
+) -> tuple[int, set[str], set[str]]:
+    """Validate one log; print the verdict; return its exit code, the spec actions its
+    (partly) matching behaviour took and the event names it holds."""
+    from checker.check.validate import LogError, Validator, mapping_of, read_log
+
+    log = str(path)
     try:
-        events = read_log(path, fmt, type(instance))
+        events = read_log(path, fmt, type(instance), tag)
         # An ITF trace names actions and full states: the spec's log mapping is for logs.
         is_itf = fmt == "itf" or (fmt == "auto" and path.name.endswith(".itf.json"))
         rules = None if is_itf and mapping is None else mapping_of(type(instance), mapping)
-        outcome = Validator(model, rules, max_states=max_states, timeout=timeout).run(events)
+        validator = Validator(model, rules, max_states=max_states, timeout=timeout)
+        outcome = validator.run(events)
     except LogError as exc:
         _fail(f"malformed log: {exc}")
-    console = _console(no_color)
-    console.print(_header(model.name, instance.variant, instance.constant_values, "validate"))
+    names = {ev.name for ev in events}
+    taken: set[str] = set()
+    if validator.frontier:
+        partial, _ = validator.behaviour(validator.frontier[0])
+        taken = {st.action_name for st in partial.steps[1:] if st.action_name}
     if outcome.incomplete is not None:
         console.print(
             Text(
                 f"INCOMPLETE ({outcome.incomplete}): {outcome.events} of {len(events)} events "
-                f"matched so far, {outcome.states:,} states examined; not a verdict.",
+                f"of {log} matched so far, {outcome.states:,} states examined; not a verdict.",
                 style="bold yellow",
-            )
+            ),
+            soft_wrap=True,
         )
-        sys.exit(ExitCode.INCOMPLETE)
+        return ExitCode.INCOMPLETE, taken, names
     if outcome.ok:
         assert outcome.trace is not None
         render_trace(outcome.trace, console, title=f"behaviour matching {log}:", last=last or None)
@@ -682,25 +750,29 @@ def validate_cmd(
             ),
             soft_wrap=True,
         )
-        sys.exit(0)
+        return 0, taken, names
     ev = outcome.failed
     assert ev is not None
+    reached = [e.line for e in events[: events.index(ev)]]
     console.print(
         Text(
             f"NOT A BEHAVIOUR: line {ev.line} ({ev.name}"
             + (f" {ev.params}" if ev.params else "")
             + f") matches no behaviour of {model.name} ({instance.variant}) after "
-            f"{outcome.events} matched event{'' if outcome.events == 1 else 's'}: "
-            f"{outcome.reason}.",
+            f"{outcome.events} matched event{'' if outcome.events == 1 else 's'}"
+            + (f" (the furthest line reached: {reached[-1]})" if reached else "")
+            + f": {outcome.reason}.",
             style="bold red",
         ),
         soft_wrap=True,
     )
     if ev.text:
         console.print(Text(f"  line {ev.line}: {ev.text}"), soft_wrap=True)
+    for row in outcome.details:
+        console.print(Text(f"  {row}"), soft_wrap=True)
     for i, cand in enumerate(outcome.candidates, start=1):
         console.print(Text(f"  candidate state {i}: {show(cand)}"), soft_wrap=True)
-    sys.exit(1)
+    return 1, taken, names
 
 
 def _run_and_report(
