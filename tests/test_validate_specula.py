@@ -85,6 +85,15 @@ def test_another_tag_and_a_malformed_envelope(tmp_path: Path) -> None:
     assert got.stderr.strip().count("\n") == 0 and ":1:" in got.stderr
 
 
+def test_a_huge_log_is_refused_by_its_size_not_read(tmp_path: Path) -> None:
+    big = tmp_path / "big.ndjson"
+    with open(big, "wb") as fh:  # a sparse gigabyte: refused before a byte is read
+        fh.truncate(1 << 30)
+    got = _validate(str(big))
+    assert got.returncode == 2, got.stdout + got.stderr
+    assert "larger than" in got.stderr and got.stderr.strip().count("\n") == 0
+
+
 def test_an_itf_trace_of_another_tool_transplants(tmp_path: Path) -> None:
     """ITF as Apalache and Quint write it (#bigint, #map, #tup, #set) into TCommit."""
     rm = lambda *v: {"#map": [[f"r{i}", s] for i, s in enumerate(v, start=1)]}  # noqa: E731

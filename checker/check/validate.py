@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -174,6 +175,10 @@ def _read_text(path: Path) -> str:
         # Read at most one byte more than allowed: a device or a pipe (/dev/zero)
         # reports no size, and must not be read without bound.
         with open(path, "rb") as fh:
+            # A regular file is refused by its size before a byte is read (a sparse
+            # 1 GB file would otherwise cost 256 MB of memory to say no).
+            if os.fstat(fh.fileno()).st_size > MAX_LOG_BYTES:
+                raise LogError(f"{path} is larger than {MAX_LOG_BYTES:,} bytes")
             data = fh.read(MAX_LOG_BYTES + 1)
         if len(data) > MAX_LOG_BYTES:
             raise LogError(f"{path} is larger than {MAX_LOG_BYTES:,} bytes")
