@@ -40,7 +40,10 @@ MODELS = [
     ("ewd840_action", "MCEWD840", "NeverChangeColor", "action property"),
     ("ewd840_lasso", "MCEWD840", "DetectedInfinitelyOften", "temporal"),
     ("raft", "MCraft", "NeverLeader", "invariant"),
+    ("token_ring", "MCTokenRing", "CounterSettles", "temporal"),
 ]
+#: Where each lasso's cycle goes back to (0-based), as TLC printed it.
+LOOPS = {"ewd840_lasso": 0, "token_ring": 0}
 #: TLC's plain output, -difftrace, -tool, -dumpTrace json and -dumpTrace tla.
 FORMATS = [".out", ".diff.out", ".tool.out", ".json", "_trace.tla"]
 
@@ -74,8 +77,8 @@ def test_every_format_of_every_model_reproduces(
         assert "deadlock" in done.message
     assert done.result.trace.length == len(tlc.states) - 1
     if verdict == "temporal":
-        assert done.result.trace.loop == tlc.loop == 0
-        assert "violates DetectedInfinitelyOften" in done.message
+        assert done.result.trace.loop == tlc.loop == LOOPS[stem]
+        assert f"violates {prop}" in done.message
 
 
 def test_a_long_simulated_counterexample_reproduces() -> None:
@@ -193,6 +196,22 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         lines = got.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("mcheck: error:"), (name, got.stderr)
         assert words in lines[0], (name, lines[0])
+
+
+def test_a_mapping_value_with_no_tla_form_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    port = tmp_path / "float_port.py"
+    port.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(TLC)!r})\n"
+        "from ports import MCraft\n"
+        "from checker.check.validate import LogMapping\n"
+        "class FloatRaft(MCraft):\n"
+        "    tla_mapping = LogMapping(events={}, values={'Nil': 1.5})\n"
+    )
+    got = _cli("replay", f"{port}:FloatRaft", "--from-tlc", str(TLC / "raft.out"), cwd=tmp_path)
+    assert got.returncode == 2, got.stdout + got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "float has no TLA+ form" in lines[0], got.stderr
 
 
 def test_the_command_reproduces_and_saves_the_trace(tmp_path: Path) -> None:
