@@ -8,8 +8,10 @@ __all__ = [
     "ConfigError",
     "EvaluationError",
     "MCheckError",
+    "NotBoolean",
     "SpecError",
     "SpecLoadError",
+    "require_boolean",
 ]
 
 
@@ -48,4 +50,24 @@ class EvaluationError(MCheckError):
         self.state = state
         self.ordinal = ordinal
         self.trace: Any = None
-        super().__init__(f"{where} raised {type(cause).__name__}: {cause}")
+        if isinstance(cause, NotBoolean):  # not raised by the spec: its result refused
+            super().__init__(f"{where} {cause}")
+        else:
+            super().__init__(f"{where} raised {type(cause).__name__}: {cause}")
+
+
+class NotBoolean(TypeError):
+    """A predicate (invariant, constraint, action or temporal property) returned a
+    value that is not a boolean: TLC refuses it, and Python's truthiness would read
+    ``0`` or ``[]`` as a violation silently."""
+
+
+def require_boolean(value: Any) -> bool:
+    """``value`` if it is ``True`` or ``False``; otherwise :class:`NotBoolean`, naming
+    the value (the caller adds which predicate, the state and the trace)."""
+    if value is True or value is False:
+        return value
+    raise NotBoolean(
+        f"returned {value!r} ({type(value).__name__}), not a boolean: a TLA+ predicate "
+        "is TRUE or FALSE (write a comparison, or bool(...) if truthiness is meant)"
+    )

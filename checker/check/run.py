@@ -284,6 +284,7 @@ def _result(
         violated=outcome.prop,
         trace=trace,
         reason=outcome.reason,
+        action_property=outcome.prop in getattr(model, "action_property_names", ()),
         collision_probability=collision_probability(stats.distinct, stats.generated),
         warnings=list(warnings) + outcome.warnings,
         error=outcome.error,

@@ -296,6 +296,7 @@ def transplant(
         violated=None if judged == "Deadlock" else judged,
         trace=trace,
         liveness=tlc.loop is not None,
+        action_property=judged in model.action_property_names,
     )
     took = time.perf_counter() - t0
     return Transplant(

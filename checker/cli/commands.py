@@ -1,7 +1,7 @@
 """The ``mcheck`` command line.
 
 Exit codes follow TLC: 0 every property holds over the whole reachable space,
-12 invariant violated, 13 temporal property violated, 11 deadlock, 3 incomplete (a
+12 invariant violated, 13 temporal or action property violated, 11 deadlock, 3 incomplete (a
 limit, Ctrl-C or SIGTERM came first: never a pass), 2 bad usage or bad input
 (including spec code that raises).  Every command turns bad input into one line on
 stderr, never a traceback; ``--debug`` shows the traceback of an internal error.
@@ -38,6 +38,7 @@ from checker.base.safefile import write_atomically
 from checker.base.signals import ignore_interrupts, restore_term, shielded, term_as_interrupt
 from checker.base.version import __version__
 from checker.check.run import run as run_model
+from checker.cli.pipe import survive_closed_stdout
 from checker.explore.kinds import Strategy
 from checker.explore.options import BY_NAME, Form, Options, recorded
 from checker.explore.result import ExitCode, Result, Stats, Verdict
@@ -282,6 +283,7 @@ def _output_options(fn: F) -> F:
 @click.version_option(__version__, prog_name="mcheck")
 def main() -> None:
     """mcheck: explicit-state model checking of Raft-style protocol specs."""
+    survive_closed_stdout()  # `mcheck run X | head -1` exits with the run's code
 
 
 def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str) -> Text:

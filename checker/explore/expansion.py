@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 from checker.base.errors import EvaluationError, SpecError
 from checker.explore.kinds import EventKind, SwitchPolicy
 from checker.model import Model
-from checker.values.fingerprint import StateFingerprinter, StateValueError, encode
+from checker.values.fingerprint import StateFingerprinter, StateValueError, bad_value_message
 
 _MASK64 = (1 << 64) - 1
 
@@ -174,14 +174,7 @@ class Expansion:
         return vals, fp, vf
 
     def _bad_value(self, vals: tuple[Any, ...], exc: StateValueError) -> str:
-        names = self.model.var_names
-        for i, v in enumerate(vals):
-            try:
-                encode(v)
-            except StateValueError:
-                name = names[i] if i < len(names) else "state"
-                return f"{self.model.name}: variable {name} holds {exc}"
-        return f"{self.model.name}: a state holds {exc}"
+        return bad_value_message(self.model.name, self.model.var_names, vals, exc)
 
     # -- handles -----------------------------------------------------------------------
     def handle_of(self, state: Any) -> Any:

@@ -74,6 +74,9 @@ class Result:
     reason: str | None = None  #: why incomplete, or the error message
     collision_probability: float = 0.0
     liveness: bool = False  #: the violated property is temporal (lasso trace)
+    #: The violated property is an action property ([][A]_v): TLC exits 13 for it,
+    #: as for a temporal one, though its counterexample is a finite trace.
+    action_property: bool = False
     warnings: list[str] = field(default_factory=list)
     #: (states, edges) of the full state graph, when temporal properties were checked
     graph: tuple[int, int] | None = None
@@ -89,7 +92,9 @@ class Result:
         """The TLC-compatible exit code for this outcome."""
         return {
             Verdict.OK: ExitCode.OK,
-            Verdict.VIOLATION: ExitCode.LIVENESS if self.liveness else ExitCode.SAFETY,
+            Verdict.VIOLATION: (
+                ExitCode.LIVENESS if self.liveness or self.action_property else ExitCode.SAFETY
+            ),
             Verdict.DEADLOCK: ExitCode.DEADLOCK,
             Verdict.INCOMPLETE: ExitCode.INCOMPLETE,
             Verdict.ERROR: ExitCode.BAD_INPUT,

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from checker.base.errors import EvaluationError, SpecError
+from checker.base.errors import EvaluationError, SpecError, require_boolean
 from checker.explore.expansion import (
     MUTATION_CHECKS,
     Event,
@@ -402,7 +402,7 @@ class FastExpansion:
             state = self.state(handle)
         assert pred.fn is not None
         fn = pred.fn
-        direct = bool(fn(state))
+        direct = require_boolean(fn(state))
         if not pred.cached:
             return direct, state
         log = self.log

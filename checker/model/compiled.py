@@ -24,7 +24,7 @@ import immutables
 from pyrsistent import PBag, PMap, PSet
 
 from checker.authoring.spec import Spec, TemporalDecl, signature_arity
-from checker.base.errors import ConfigError, EvaluationError, SpecError
+from checker.base.errors import ConfigError, EvaluationError, SpecError, require_boolean
 from checker.model.renamings import renamings
 from checker.values import ModelValue
 from checker.values.fingerprint import in_order
@@ -561,7 +561,7 @@ class CompiledSpec:
     def within(self, state: Any) -> bool:
         """The spec's state constraint."""
         try:
-            return bool(self.spec.constraint(state))
+            return require_boolean(self.spec.constraint(state))
         except MemoryError:
             raise
         except Exception as exc:
@@ -634,7 +634,7 @@ def _first_broken(
     spec's error, reported with ``state``."""
     for name, pred in checks:
         try:
-            ok = pred(*args)
+            ok = require_boolean(pred(*args))
         except MemoryError:
             raise
         except Exception as exc:
@@ -646,6 +646,6 @@ def _first_broken(
 
 def _bind(fn: Callable[..., bool], spec: Spec, params: tuple[Any, ...]) -> Callable[[Any], bool]:
     def pred(state: Any) -> bool:
-        return bool(fn(spec, state, *params))
+        return require_boolean(fn(spec, state, *params))
 
     return pred

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.base.errors import ConfigError
+from checker.base.errors import ConfigError, MCheckError
 from checker.base.signals import ignore_interrupts, stop_signals
 from checker.distributed.cluster import dask_module, model_of, open_client, quiet_dask, recipe_of
 from checker.explore.result import Result
@@ -44,6 +44,7 @@ def walk_batch(
     behaviour or NONE)."""
     violating = NONE
     walks: Walks | None = None
+    b = first
     try:
         walks = Walks(Simulator(model_of(recipe), opts))
         for b in range(first, first + count):
@@ -55,6 +56,11 @@ def walk_batch(
                 violating = b
                 break
     except Exception as exc:  # a spec error is found by the coordinator's walk
+        if isinstance(exc, MCheckError) and walks is not None:
+            # The spec's own fault (a value states cannot hold): walks are
+            # deterministic, so the coordinator walks behaviour b again and reports it
+            # as one process does.
+            return (*walks.report(None), b)
         failure = f"{type(exc).__name__}: {exc}"
         if walks is None:
             return [], _u64([]), _i64([]), failure, violating
@@ -120,8 +126,10 @@ def _settled(reports: dict[int, Any], bound: int) -> int:
     an unwalked earlier one might have violated first (the hunt is incomplete)."""
     if bound == NONE:
         return NONE
-    walked = sorted(b for r in reports.values() for b, *_ in r[0])
-    return bound if walked[: bound + 1] == list(range(bound + 1)) else NONE
+    # The violating behaviour itself is walked again by the coordinator (a walk that
+    # raised has no row of its own).
+    walked = sorted(b for r in reports.values() for b, *_ in r[0] if b < bound)
+    return bound if walked == list(range(bound)) else NONE
 
 
 def _hunt(

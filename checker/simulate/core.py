@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.authoring.kinds import FairnessKind, TemporalKind
-from checker.base.errors import ConfigError, EvaluationError
+from checker.base.errors import ConfigError, EvaluationError, SpecError
 from checker.base.signals import DeadlineReached, ignore_interrupts, stop_signals, watchdog
 from checker.explore.result import Result, Stats, Verdict
 from checker.explore.trace import Trace, replay_choices
 from checker.model import Model, TemporalProperty
-from checker.values.fingerprint import StateFingerprinter
+from checker.values.fingerprint import StateFingerprinter, StateValueError, bad_value_message
 
 #: TLC's default behaviour length for -simulate (-depth 100).
 DEFAULT_DEPTH = 100
@@ -254,7 +254,8 @@ class Simulator:
         self.config: dict[int, int] = {}  #: the swarm configuration being walked
 
     def fp(self, state: Any) -> int:
-        return self.fpr.initial(self.model.variables(state))[0]
+        """A state's fingerprint (its variable named if it holds a refused value)."""
+        return self._fingerprint(self.model.variables(state), None)[0]
 
     # -- the loop ------------------------------------------------------------------
     def run(self) -> Result:
@@ -353,6 +354,8 @@ class Simulator:
             trace=trace,
             reason=(str(found.error) if found is not None and found.error else reason),
             liveness=found.liveness if found is not None else False,
+            action_property=found is not None
+            and found.prop in getattr(model, "action_property_names", ()),
             warnings=warnings,
             error=found.error if found is not None else None,
             interrupted=interrupted,
@@ -471,8 +474,7 @@ class Simulator:
         novel = [
             k
             for k in allowed
-            if self.fpr.child(self.model.variables(succ[k][2]), parent[0], parent[1])[0]
-            not in mine.seen
+            if self._fingerprint(self.model.variables(succ[k][2]), parent)[0] not in mine.seen
         ]
         by_family: dict[int, list[int]] = {}
         for k in novel or allowed:
@@ -484,6 +486,20 @@ class Simulator:
         options = by_family[ai]
         return options[rng.randrange(len(options))]
 
+    def _fingerprint(
+        self, vals: tuple[Any, ...], parent: tuple[tuple[Any, ...], tuple[int, ...]] | None
+    ) -> tuple[int, tuple[int, ...]]:
+        """(fingerprint, terms) of a state's variables, from its parent's where given;
+        a value states cannot hold is the spec's error, its variable named."""
+        try:
+            if parent is None:
+                return self.fpr.initial(vals)
+            return self.fpr.child(vals, parent[0], parent[1])
+        except StateValueError as exc:
+            raise SpecError(
+                bad_value_message(self.model.name, self.model.var_names, vals, exc)
+            ) from None
+
     def visit(
         self, state: Any, parent: tuple[tuple[Any, ...], tuple[int, ...]] | None
     ) -> tuple[int, tuple[tuple[Any, ...], tuple[int, ...]]]:
@@ -491,10 +507,7 @@ class Simulator:
         (variables, terms), from which the next state's fingerprint is computed by what
         changed (``parent``: the previous state's)."""
         vals = self.model.variables(state)
-        if parent is None:
-            fp, terms = self.fpr.initial(vals)
-        else:
-            fp, terms = self.fpr.child(vals, parent[0], parent[1])
+        fp, terms = self._fingerprint(vals, parent)
         if fp not in self.visited:
             self.visited.add(fp)
             if self.fresh is not None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.base.errors import MCheckError
 from checker.base.signals import ignore_interrupts, say_ready, stop_signals, worker_process
 from checker.explore.result import Result
 from checker.model import Model
@@ -204,6 +205,11 @@ def _worker(
                     best.value = min(best.value, b)
                 break
             b += n
+    except MCheckError:
+        # The spec's own fault (a value states cannot hold): walks are deterministic,
+        # so the coordinator walks behaviour b again and reports it as one process does.
+        with best.get_lock():
+            best.value = min(best.value, b)
     except BaseException as exc:  # a spec error is found by the coordinator's walk
         failure = f"worker {w} failed: {type(exc).__name__}: {exc}"
     with contextlib.suppress(Exception):

@@ -218,6 +218,20 @@ def encode(v: Any, ren: Renaming = None) -> Any:
     return enc(v, ren)
 
 
+def bad_value_message(
+    spec: str, names: tuple[str, ...], vals: tuple[Any, ...], exc: StateValueError
+) -> str:
+    """The one-line refusal of a state holding a value states cannot hold, naming the
+    first variable whose value is refused (every engine and mode says it alike)."""
+    for i, v in enumerate(vals):
+        try:
+            encode(v)
+        except StateValueError:
+            name = names[i] if i < len(names) else "state"
+            return f"{spec}: variable {name} holds {exc}"
+    return f"{spec}: a state holds {exc}"
+
+
 def fingerprint(v: Any, ren: Renaming = None) -> int:
     """64-bit fingerprint of a value (after renaming): BLAKE2b of its canonical text."""
     text = repr(encode(v, ren)).encode()
