@@ -107,3 +107,90 @@ def test_a_closed_pipe_leaves_the_exit_code_of_the_run(args: tuple[str, ...], co
         os.close(w)
     assert got.returncode == code, got.stderr
     assert "Traceback" not in got.stderr and "BrokenPipe" not in got.stderr
+
+
+# -- saying it once, in TLA+'s order ------------------------------------------------
+PORTS = str(ROOT / "tests" / "fixtures" / "tlc" / "ports.py")
+
+
+def test_a_violation_is_stated_once_before_its_trace(tmp_path: Path) -> None:
+    got = _mcheck("run", "die_hard", "--trace-out", str(tmp_path / "t.itf.json"))
+    out = got.stdout
+    assert got.returncode == 12
+    assert out.count("Invariant BigJugNotFour is violated.") == 1
+    verdict = out.index("Invariant BigJugNotFour is violated.")
+    assert verdict < out.index("counterexample, 6 actions:")
+    assert "die_hard (default): 6 steps" not in out  # the run's header already says so
+    full = _mcheck("show", str(tmp_path / "t.itf.json"), "--full").stdout
+    assert "initial state: " not in full
+    assert full.index("State 1: initial state") < full.index("State 2: ")
+
+
+def test_a_zero_step_counterexample_has_no_empty_table(tmp_path: Path) -> None:
+    spec = tmp_path / "at_once.py"
+    spec.write_text(
+        "from typing import NamedTuple\n"
+        "from checker import Spec, action, invariant\n"
+        "class S(NamedTuple):\n    x: int\n"
+        "class AtOnce(Spec):\n"
+        "    '''Violated in the initial state.'''\n"
+        "    def init(self):\n        return [S(0)]\n"
+        "    @action\n    def Inc(self, s):\n        return S(s.x + 1) if s.x < 2 else None\n"
+        "    @invariant\n    def Positive(self, s):\n        return s.x > 0\n"
+    )
+    got = _mcheck("run", str(spec), "--trace-out", str(tmp_path / "t.itf.json"))
+    assert got.returncode == 12
+    assert "mcheck at_once (variant default; bfs)" in got.stdout  # no "; ;" without constants
+    assert "counterexample, 0 actions:" in got.stdout
+    assert "┏" not in got.stdout and "+---" not in got.stdout
+    assert "X Positive is violated in the initial state" in got.stdout
+
+
+def test_a_lasso_is_said_to_violate_the_property() -> None:
+    got = _mcheck("run", f"{PORTS}:MCTokenRing")
+    assert got.returncode == 13, got.stdout + got.stderr
+    assert "counterexample, 9 actions (a lasso):" in got.stdout
+    assert "loop: back in the initial state; steps 1 to 9 repeat forever" in got.stdout
+    assert "X the lasso violates CounterSettles" in got.stdout
+    assert "in the last state" not in got.stdout
+
+
+def test_the_viewer_marks_the_loop_where_it_is() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from checker.traces.timeline import TimelineData
+    from checker.traces.viewer import Viewer
+
+    states = [{"x": i} for i in (0, 1, 2, 3)]
+    data = TimelineData(
+        spec="s", variant="v", var_names=("x",), states=states,
+        actions=[None, "A", "B", "C"], actors=[None] * 4, lanes=[], loop=1,
+    )  # fmt: skip
+    v = Viewer(data)
+
+    def screen() -> str:
+        out = StringIO()
+        Console(file=out, width=100, color_system=None).print(v.render())
+        return out.getvalue()
+
+    assert "loop" not in screen()  # the initial state is before the loop
+    v.handle("right")
+    assert "[the loop comes back to this state]" in screen()
+    v.handle("right")
+    assert "[in the loop: steps 2 to 3 repeat]" in screen()
+
+
+def test_seconds_are_never_zero_beside_a_rate() -> None:
+    from checker.cli.commands import seconds_text
+
+    assert seconds_text(0.0012) == "0.0012"
+    assert seconds_text(0.456) == "0.46"
+    assert seconds_text(12.345) == "12.35"
+    assert seconds_text(0.0) == "0"
+
+
+def test_the_header_says_how_the_run_explores() -> None:
+    got = _mcheck("run", "die_hard", "--workers", "2")
+    assert "; bfs, 2 workers)" in got.stdout.splitlines()[0]

@@ -287,8 +287,9 @@ def main() -> None:
 
 
 def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str) -> Text:
-    consts = ", ".join(f"{k}={show(v)}" for k, v in constants.items())
-    return Text(f"mcheck {result_spec} (variant {variant}; {consts}; {how})")
+    consts = "".join(f"; {k}={show(v)}" if i == 0 else f", {k}={show(v)}"
+                     for i, (k, v) in enumerate(constants.items()))  # fmt: skip
+    return Text(f"mcheck {result_spec} (variant {variant}{consts}; {how})")
 
 
 @main.command()
@@ -794,6 +795,10 @@ def _run_and_report(
     # property keeps them from it.
     reduced = model.symmetric and (not model.temporal or opts.checkpoint is None)
     how = prefix + opts.strategy + (", symmetry" if reduced else "")
+    if opts.cluster is not None:  # the levels are explored on the cluster's workers
+        how += f", cluster {opts.cluster}"
+    elif opts.workers > 1:
+        how += f", {opts.workers} workers"
     _check_and_report(
         console,
         spec,
@@ -900,11 +905,16 @@ def _report(
             "bold yellow",
         ),
     }[result.verdict]
+    # One statement of the verdict, first (as TLC's "Error: Invariant X is violated."),
+    # then the behaviour under one title.
+    console.print(Text(head[0], style=head[1]))
     if result.trace is not None:
         what = "counterexample" if result.verdict is Verdict.VIOLATION else "trace"
-        console.print(Text(f"{what}, {result.trace.length} actions:", style="bold"))
-        render_timeline(timeline_of_run(result, model, presentation), console)
-    console.print(Text(head[0], style=head[1]))
+        n = result.trace.length
+        title = f"{what}, {n} action{'' if n == 1 else 's'}" + (
+            " (a lasso)" if result.trace.loop is not None else ""
+        )
+        render_timeline(timeline_of_run(result, model, presentation), console, title=title)
     if saved is not None:
         # Never wrapped: the command is for copying, and a long path broke it in two.
         console.print(Text(f"trace saved to {saved} ({command()} show {saved})"), soft_wrap=True)
@@ -920,15 +930,23 @@ def _report(
     if result.graph is not None:
         rows.append(("liveness graph", f"{result.graph[0]:,} states, {result.graph[1]:,} edges"))
     rows += [
-        ("seconds", f"{s.seconds:.2f}"),
+        ("seconds", seconds_text(s.seconds)),
         ("distinct states/s", f"{s.states_per_second:,.0f}"),
         ("collision probability", f"{result.collision_probability:.1e}"),
     ]
     _figures(console, rows, ("generated", "distinct"), result.action_names, s.action_generated,
              s.action_distinct)  # fmt: skip
     if result.verdict in (Verdict.OK, Verdict.INCOMPLETE):
-        for n in result.unfired_actions:
-            console.print(Text(f"warning: action {n} never fired", style="yellow"))
+        for unfired in result.unfired_actions:
+            console.print(Text(f"warning: action {unfired} never fired", style="yellow"))
+
+
+def seconds_text(seconds: float) -> str:
+    """Seconds as a figure beside a rate: never ``0.00`` (a rate of thousands per
+    second beside zero seconds reads as a mistake)."""
+    if seconds >= 1:
+        return f"{seconds:.2f}"
+    return f"{seconds:.2g}" if seconds > 0 else "0"
 
 
 def _report_simulation(console: Console, result: Result, sim: SimulationStats) -> None:
@@ -945,7 +963,7 @@ def _report_simulation(console: Console, result: Result, sim: SimulationStats) -
     if sim.swarm is not None:
         rows.append(("its swarm configuration", sim.swarm))
     rows += [
-        ("seconds", f"{sim.seconds:.2f}"),
+        ("seconds", seconds_text(sim.seconds)),
         ("states/s", f"{sim.states_per_second:,.0f}"),
         ("behaviours/s", f"{sim.behaviours_per_second:,.1f}"),
     ]

@@ -192,19 +192,24 @@ def render_timeline(
     console: Console,
     full: bool = False,
     only_vars: list[str] | None = None,
+    title: str | None = None,
 ) -> None:
-    """Print the trace as a table: step, action, one column per lane, environment."""
+    """Print the trace as a table: step, action, one column per lane, environment
+    (``title``: the heading, by default the spec, variant and number of steps; ``full``:
+    every variable of every state, TLC's way)."""
     only = set(only_vars) if only_vars else None
     names = [v for v in data.var_names if only is None or v in only]
-    title = f"{data.spec} ({data.variant}): {len(data.states) - 1} steps"
-    console.print(Text(title, style="bold"))
-    init = Text("initial state: ", style="bold cyan")
-    console.print(init)
+    n = len(data.states) - 1
+    if title is None:
+        title = f"{data.spec} ({data.variant}): {n} step{'' if n == 1 else 's'}"
+    console.print(Text(title + ":", style="bold"))
+    # TLC numbers states from 1, the initial one included; the table numbers steps.
+    console.print(Text("State 1: initial state" if full else "initial state:", style="bold cyan"))
     for var in names:
         console.print(Text(f"  {var} = {show(data.states[0][var])}"), overflow="fold")
     if full:
         _render_full(data, console, names)
-    else:
+    elif n > 0:  # a 0-step counterexample is its initial state: no empty table
         steps = []
         for i in range(1, len(data.states)):
             label = Text(data.actions[i] or "?", style="bold")
@@ -225,8 +230,9 @@ def render_timeline(
     if data.loop is not None:
         console.print(
             Text(
-                f"loop: back in the state after step {data.loop}; steps {data.loop + 1} to "
-                f"{len(data.states) - 1} repeat forever"
+                "loop: back in the "
+                + ("initial state" if data.loop == 0 else f"state after step {data.loop}")
+                + f"; steps {data.loop + 1} to {len(data.states) - 1} repeat forever"
                 if data.loop < len(data.states) - 1
                 else "loop: the last state stutters forever (no fair action is enabled)",
                 style="bold yellow",
@@ -235,9 +241,13 @@ def render_timeline(
     if data.property:
         if data.kind == "step":
             what = f"{data.property} is violated by the last step"
+        elif data.loop is not None:
+            what = f"the lasso violates {data.property} (the behaviour that repeats forever)"
+        elif data.kind == "deadlock":
+            what = "deadlock in the initial state" if n == 0 else "deadlock in the last state"
         else:
-            what = "deadlock" if data.kind == "deadlock" else f"{data.property} is violated"
-            what += " in the last state"
+            where = "the initial state" if n == 0 else "the last state"
+            what = f"{data.property} is violated in {where}"
         console.print(Text(f"X {what}", style="bold red"))
         last = data.states[-1]
         for var in data.reads:

@@ -124,8 +124,13 @@ class Viewer:
         head.append(action, style="bold cyan")
         if d.actors[i]:
             head.append(f" @{d.actors[i]}", style="dim")
-        if d.loop is not None and i >= d.loop:
-            head.append(f"  [in the loop from step {d.loop}]", style="yellow")
+        # The lasso goes back to the state after step d.loop: steps d.loop + 1 .. last
+        # repeat; the state it returns to is where the loop starts, not a step in it.
+        if d.loop is not None and i == d.loop:
+            head.append("  [the loop comes back to this state]", style="yellow")
+        elif d.loop is not None and i > d.loop:
+            steps = f"steps {d.loop + 1} to {self.last}"
+            head.append(f"  [in the loop: {steps} repeat]", style="yellow")
         parts: list[RenderableType] = [head]
         names = [n for n in d.var_names if self.only is None or n in self.only]
         if self.full or i == 0:
