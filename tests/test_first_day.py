@@ -194,3 +194,66 @@ def test_seconds_are_never_zero_beside_a_rate() -> None:
 def test_the_header_says_how_the_run_explores() -> None:
     got = _mcheck("run", "die_hard", "--workers", "2")
     assert "; bfs, 2 workers)" in got.stdout.splitlines()[0]
+
+
+# -- fairness and declarations as a TLA+ user writes them ----------------------------
+def test_a_fairness_predicate_reads_the_constants() -> None:
+    spec = str(HERE / "fair_constant.py")
+    assert _mcheck("run", spec).returncode == 0
+    unfair = _mcheck("run", spec, "--const", "Fair=0")
+    assert unfair.returncode == 13, unfair.stdout + unfair.stderr
+    assert "OneFinishes" in unfair.stdout
+
+
+def _declared(tmp_path: Path, fairness: str, premise: str) -> subprocess.CompletedProcess[str]:
+    spec = tmp_path / "declared.py"
+    spec.write_text(
+        "from typing import NamedTuple\n"
+        "from checker import Spec, action, leads_to\n"
+        "class S(NamedTuple):\n    x: int\n"
+        "class Declared(Spec):\n"
+        "    '''Declarations under test.'''\n"
+        "    check_deadlock = False\n"
+        f"    fairness = {{{fairness!r}: 'weak'}}\n"
+        "    def init(self):\n        return [S(0)]\n"
+        "    @action\n    def Step(self, s):\n        return S(s.x + 1) if s.x < 2 else None\n"
+        f"    @leads_to({premise})\n    def Reaches(self, s):\n        return s.x == 2\n"
+    )
+    return _mcheck("run", str(spec))
+
+
+def test_declaration_errors_say_what_is_wrong_not_that_the_spec_does_not_import(
+    tmp_path: Path,
+) -> None:
+    lam = _declared(tmp_path, "Step", "lambda s: s.x == 0")
+    assert lam.returncode == 2
+    assert "does not import" not in lam.stderr
+    assert "@leads_to Reaches: its premise takes (s), but is called as (self, state)" in lam.stderr
+    typo = _declared(tmp_path, "Stpe", "lambda self, s: s.x == 0")
+    assert typo.returncode == 2
+    assert "fairness names 'Stpe', which is not an action (did you mean \"Step\"?)" in typo.stderr
+    assert _declared(tmp_path, "Step", "lambda self, s: s.x == 0").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("run", "die_hrd"), "unknown spec 'die_hrd' (did you mean \"die_hard\"?)"),
+        (("run", "die_hard", "--variant", "defualt"), '(did you mean "default"?)'),
+        (("run", "die_hard", "--const", "Bgi=3"), '(did you mean "Big"?)'),
+        (("run", "die_hard", "--invariant", "BigJugNotFor"), '(did you mean "BigJugNotFour"?)'),
+    ],
+)
+def test_a_near_name_is_suggested(args: tuple[str, ...], words: str) -> None:
+    got = _mcheck(*args)
+    assert got.returncode == 2 and words in got.stderr, got.stderr
+
+
+def test_an_output_into_a_new_folder_is_written_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "build" / "die_hard.graphml"
+    assert _mcheck("graph", "die_hard", "--out", str(out)).returncode == 0
+    assert out.exists()
+    (tmp_path / "afile").write_text("")
+    bad = _mcheck("graph", "die_hard", "--out", str(tmp_path / "afile" / "g.graphml"))
+    assert bad.returncode == 2, bad.stderr
+    assert bad.stderr.startswith("mcheck: error: cannot write") and bad.stderr.count("\n") == 1

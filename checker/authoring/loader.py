@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 from checker.authoring.spec import USER_MODULE_PREFIX, Spec
-from checker.base.errors import SpecLoadError
+from checker.base.errors import SpecError, SpecLoadError, did_you_mean
 
 __all__ = [
     "available_specs",
@@ -156,11 +156,18 @@ def load_module(target: str) -> ModuleType:
             return importlib.import_module(modname)
         except ModuleNotFoundError as exc:
             if exc.name and modname.startswith(exc.name):
-                known = ", ".join(available_specs()) or "none"
-                raise SpecLoadError(f"unknown spec {target!r} (known: {known})") from None
+                names = available_specs()
+                known = ", ".join(names) or "none"
+                raise SpecLoadError(
+                    f"unknown spec {target!r}{did_you_mean(target, names)} (known: {known})"
+                ) from None
             raise
     except SpecLoadError:
         raise
+    except SpecError as exc:
+        # The module imports; a declaration in it is wrong (a fairness entry naming
+        # no action, a premise with the wrong signature): say that, not "does not import".
+        raise SpecError(f"spec {target!r}: {exc}") from None
     except SyntaxError as exc:
         raise SpecLoadError(
             f"spec {target!r} does not import: SyntaxError at {exc.filename}:{exc.lineno}: "

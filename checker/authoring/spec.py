@@ -28,6 +28,7 @@ be given separately: ``@action(guard=lambda self, s: s.big < self.Big)``.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import itertools
 import re
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, overload
 
 from checker.authoring.kinds import FairnessKind, TemporalKind
-from checker.base.errors import ConfigError, SpecError
+from checker.base.errors import ConfigError, SpecError, did_you_mean
 from checker.values import ModelValue, model_values
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -232,6 +233,24 @@ def _domains(over: StaticDomain | Sequence[StaticDomain] | None) -> tuple[Static
     return tuple(over)
 
 
+def _check_called_as(fn: Callable[..., Any], what: str, arity: int, params: int) -> None:
+    """Refuse, when it is declared, a predicate that cannot be called the way mcheck
+    calls it: ``fn(self, state, *params)`` (a lambda written ``lambda s: ...`` would
+    otherwise fail on the first state with a TypeError about positional arguments)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin or a callable without a signature: let it be tried
+    try:
+        sig.bind(*([None] * arity))
+    except TypeError:
+        extra = "".join(f", p{i + 1}" for i in range(params))
+        raise SpecError(
+            f"{what} takes {sig}, but is called as (self, state{extra}): write "
+            f"`lambda self, s{extra}: ...` or a method of the spec"
+        ) from None
+
+
 def _temporal(
     kind: str,
     premise: Callable[..., bool] | None,
@@ -242,6 +261,10 @@ def _temporal(
     doms = _domains(over)
 
     def wrap(f: F) -> F:
+        what = f"@{kind} {name or f.__name__}"
+        for role, fn in (("premise", premise), ("start", start)):
+            if fn is not None:
+                _check_called_as(fn, f"{what}: its {role}", 2 + len(doms), len(doms))
         f._mcheck_temporal = TemporalDecl(  # type: ignore[attr-defined]
             name=name or f.__name__,
             kind=kind,
@@ -369,7 +392,10 @@ class Spec:
     check_deadlock: ClassVar[bool] = True
     #: Fairness per action family: ``"weak"`` or ``"strong"`` (TLA+'s WF and SF, for
     #: each action instance: ``\A p: WF(A(p))``), or ``(kind, predicate over the
-    #: parameters)`` to make only some instances fair.  A tuple of family names as the
+    #: parameters)`` to make only some instances fair; a predicate whose first
+    #: parameter is ``self`` gets the spec too, so it can read the constants
+    #: (``WF_vars(Phase1a(MCMaxBallot))``: ``lambda self, b: b == self.MaxBallot``).
+    #: A tuple of family names as the
     #: key makes their disjunction fair as one action (``WF_vars(A \/ B)``, e.g.
     #: ``WF_vars(Next)``).  Environment actions bounded by counters need none.
     fairness: ClassVar[Mapping[str | tuple[str, ...], Any]] = {}
@@ -419,12 +445,16 @@ class Spec:
             _check_fairness_entry(cls.__name__, fam, how)
             kind = how[0] if isinstance(how, tuple) else how
             fams = fam if isinstance(fam, tuple) else (fam,)
-            if any(f not in action_names for f in fams) or kind not in {
-                f.value for f in FairnessKind
-            }:
+            unknown = [f for f in fams if f not in action_names]
+            if unknown:
                 raise SpecError(
-                    f"{cls.__name__}: fairness {fam!r}: {kind!r} (need declared actions "
-                    "and 'weak' or 'strong')"
+                    f"{cls.__name__}: fairness names {unknown[0]!r}, which is not an action"
+                    f"{did_you_mean(unknown[0], sorted(action_names))}; actions: "
+                    f"{', '.join(d.name for d in cls._actions) or 'none'}"
+                )
+            if kind not in {f.value for f in FairnessKind}:
+                raise SpecError(
+                    f"{cls.__name__}: fairness {fam!r}: {kind!r} (need 'weak' or 'strong')"
                 )
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -442,8 +472,8 @@ class Spec:
             variant = cls.default_variant or (cls.variants[0] if cls.variants else "default")
         if cls.variants and variant not in cls.variants:
             raise ConfigError(
-                f"unknown variant {variant!r} for {self.spec_name()}; "
-                f"choose from {', '.join(cls.variants)}"
+                f"unknown variant {variant!r} for {self.spec_name()}"
+                f"{did_you_mean(variant, cls.variants)}; choose from {', '.join(cls.variants)}"
             )
         self.variant: str = variant
         values = dict(cls.constants)
@@ -451,7 +481,8 @@ class Spec:
             if key not in values:
                 known = ", ".join(sorted(values)) or "none"
                 raise ConfigError(
-                    f"unknown constant {key!r} for {self.spec_name()} (known: {known})"
+                    f"unknown constant {key!r} for {self.spec_name()}"
+                    f"{did_you_mean(key, values)} (known: {known})"
                 )
             values[key] = coerce_constant(key, values[key], raw)
         reserved = {n for n in dir(cls) if not n.startswith("__")}
@@ -646,7 +677,6 @@ SPEC_SETTINGS = (
 def _refuse_misspelt_settings(cls: type) -> None:
     """A data attribute one typo away from a setting (``symmetric = ("Server",)``)
     would be ignored silently, and the run checked without what the author asked for."""
-    import difflib
 
     for attr, value in vars(cls).items():
         if attr.startswith("_") or attr in SPEC_SETTINGS or callable(value):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -11,6 +13,7 @@ __all__ = [
     "NotBoolean",
     "SpecError",
     "SpecLoadError",
+    "did_you_mean",
     "require_boolean",
 ]
 
@@ -71,3 +74,9 @@ def require_boolean(value: Any) -> bool:
         f"returned {value!r} ({type(value).__name__}), not a boolean: a TLA+ predicate "
         "is TRUE or FALSE (write a comparison, or bool(...) if truthiness is meant)"
     )
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean "X"?)`` for the known name closest to a mistyped one, or ""."""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f' (did you mean "{near[0]}"?)' if near else ""

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from checker.base.errors import ConfigError
+
 
 def _umask() -> int:
     old = os.umask(0o022)
@@ -32,7 +34,13 @@ def atomic_writer(target: str | os.PathLike[str], *, durable: bool = False) -> I
     its folder, so the rename survives a crash (checkpoints)."""
     path = Path(target)
     folder = path.parent
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # A folder the user names for an output (build/graph.graphml) is made, as
+        # pictures' and traces' folders always were; one that cannot be is one line.
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         # mkstemp makes the file private (0600); a report or trace gets the permissions
         # any new file of the user's gets.

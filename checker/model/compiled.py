@@ -14,6 +14,8 @@ models (plain graphs) that implement the same protocol.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,7 +26,13 @@ import immutables
 from pyrsistent import PBag, PMap, PSet
 
 from checker.authoring.spec import Spec, TemporalDecl, signature_arity
-from checker.base.errors import ConfigError, EvaluationError, SpecError, require_boolean
+from checker.base.errors import (
+    ConfigError,
+    EvaluationError,
+    SpecError,
+    did_you_mean,
+    require_boolean,
+)
 from checker.model.renamings import renamings
 from checker.values import ModelValue
 from checker.values.fingerprint import in_order
@@ -167,7 +175,10 @@ def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[lis
     unknown = [n for n in names if n not in invs and n not in temps and n not in steps]
     if unknown:
         known = ", ".join(invs + steps + temps) or "none"
-        raise ConfigError(f"unknown property {unknown[0]!r} for {cls.spec_name()} (known: {known})")
+        raise ConfigError(
+            f"unknown property {unknown[0]!r} for {cls.spec_name()}"
+            f"{did_you_mean(unknown[0], invs + steps + temps)} (known: {known})"
+        )
     return [n for n in invs if n in names], [n for n in temps if n in names]
 
 
@@ -227,7 +238,7 @@ class CompiledSpec:
         self.symmetry_sets = tuple(spec.constant_values[n] for n in spec.symmetry_names)
         self.symmetric = symmetry and bool(self.symmetry_sets)
         self.renamings = renamings(self.symmetry_sets) if self.symmetric else [{}]
-        self._fairness = dict(cls.fairness)
+        self._fairness = {key: _with_spec(how, spec) for key, how in cls.fairness.items()}
         self._families: list[_Family] = []
         for ai, decl in enumerate(cls._actions):
             effect = decl.effect.__get__(spec)
@@ -642,6 +653,20 @@ def _first_broken(
         if not ok:
             return name
     return None
+
+
+def _with_spec(how: Any, spec: Spec) -> Any:
+    """A fairness entry with its predicate bound to the spec when the predicate's
+    first parameter is ``self`` (it reads the constants, as TLA+'s fairness formulas
+    do); other entries as they are."""
+    if not isinstance(how, tuple):
+        return how
+    kind, pred = how
+    try:
+        first = next(iter(inspect.signature(pred).parameters), None)
+    except (TypeError, ValueError):
+        return how
+    return (kind, functools.partial(pred, spec)) if first == "self" else how
 
 
 def _bind(fn: Callable[..., bool], spec: Spec, params: tuple[Any, ...]) -> Callable[[Any], bool]:
