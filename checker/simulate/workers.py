@@ -38,6 +38,10 @@ NONE = 2**62
 _TICK = 0.2
 
 
+#: Seconds an interrupted hunt waits for its workers' reports before killing them.
+WIND_DOWN = 5.0
+
+
 def simulate_workers(model: Model, opts: SimulationOptions, workers: int) -> Result:
     """Run the hunt over ``workers`` processes (see the module docstring)."""
     opts.validate()
@@ -58,7 +62,6 @@ def simulate_workers(model: Model, opts: SimulationOptions, workers: int) -> Res
     ]
     for p in procs:
         p.start()
-    say_ready(f"{workers} worker processes started")
     for _, send in pipes:
         send.close()
     reports: dict[int, Any] = {}
@@ -67,16 +70,22 @@ def simulate_workers(model: Model, opts: SimulationOptions, workers: int) -> Res
     next_progress = time.perf_counter() + opts.progress_every
     try:
         with stop_signals():
+            # Said once the handler that turns SIGTERM into a stop is in place: a script
+            # that signals on this line always gets the orderly ending below.
+            say_ready(f"{workers} worker processes started")
             reason = _collect(procs, [r for r, _ in pipes], reports, stop, deadline, opts,
                               walked, t0, next_progress)  # fmt: skip
     except KeyboardInterrupt:
         ignore_interrupts()
         reason, interrupted = "interrupted", True
         stop.value = 1
-        _collect(procs, [r for r, _ in pipes], reports, stop, None, opts, walked, t0, None)
+        # The workers stop after their current behaviour; one that does not report
+        # within the wind-down is killed (an interrupted run must end within seconds).
+        _collect(procs, [r for r, _ in pipes], reports, stop, None, opts, walked, t0, None,
+                 give_up=time.monotonic() + WIND_DOWN)  # fmt: skip
     finally:
         for p in procs:
-            p.join(timeout=5)
+            p.join(timeout=1 if interrupted else 5)
             if p.is_alive():
                 p.kill()
     return conclude(model, opts, reports, int(best.value), reason, interrupted, t0)
@@ -92,11 +101,13 @@ def _collect(
     walked: Any,
     t0: float,
     next_progress: float | None,
+    give_up: float | None = None,
 ) -> str | None:
-    """Wait for every worker's report; the reason the hunt stopped early, if any."""
+    """Wait for every worker's report (until ``give_up``, a ``time.monotonic()``
+    instant, if given); the reason the hunt stopped early, if any."""
     reason = None
     open_ = {w: conns[w] for w in range(len(procs))}
-    while open_:
+    while open_ and (give_up is None or time.monotonic() < give_up):
         ready = wait([*open_.values(), *(procs[w].sentinel for w in open_)], timeout=_TICK)
         for w, conn in list(open_.items()):
             if conn in ready or conn.poll():
