@@ -235,7 +235,7 @@ def test_traces_of_spec_files_outside_the_repository(tmp_path: Path) -> None:
     code, _, _ = cli("run", str(spec), "--trace-out", str(out))
     assert code == 12
     code, text, _ = cli("show", str(out), "--no-color")
-    assert code == 0 and "M1a(bal=0)" in text
+    assert code == 0 and "[bal |-> 0]" in text
     code, text, _ = cli("replay", str(spec), str(out))
     assert code == 0, text
     assert "ends in a violation of FewBallots" in text

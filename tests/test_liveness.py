@@ -250,7 +250,7 @@ def test_ratis_2605_liveness_under_symmetry() -> None:
     assert d["symmetry"] is True and d["warnings"] == []
     assert d["liveness_graph"] == {"states": 7322, "edges": 12616}
     assert d["distinct_states"] == 3667
-    assert d["trace"][5] == "SendAppendEntries(s2, s1, True)"
+    assert d["trace"][5] == "SendAppendEntries(s2, s1, TRUE)"
     code, d = _run(
         "ratis_heartbeat_match_index",
         "--variant",

@@ -34,3 +34,42 @@ def test_readme_spec_example_runs(tmp_path: Path) -> None:
     assert "OneLeaderPerTerm is violated" in result.stdout
     assert "BecomeLeader(s2)" in result.stdout
     assert "counterexample, 2 actions" in result.stdout
+
+
+def _synopses(text: str) -> dict[str, set[str]]:
+    """The options of each ``mcheck CMD ARG [--opt ...]`` synopsis in inline code."""
+    found: dict[str, set[str]] = {}
+    for m in re.finditer(r"`mcheck (\w+) [A-Z.]+[^`]*?\[--[^`]*`", text):
+        found[m.group(1)] = set(re.findall(r"(--[a-z][a-z-]*)", m.group(0)))
+    return found
+
+
+def test_readme_synopses_list_every_option_help_has() -> None:
+    synopses = _synopses(README.read_text())
+    assert {"resume", "validate"} <= set(synopses)
+    for name, options in synopses.items():
+        command = main.commands[name]
+        names = [o for p in command.params for o in (*p.opts, *p.secondary_opts)]
+        has = {o for o in names if o.startswith("--")} - {"--help"}
+        # A long option with an alias (--property/--invariant) needs only one name.
+        aliases = [set(p.opts) for p in command.params if len(p.opts) > 1]
+        missing = {o for o in has - options if not any(o in a and a & options for a in aliases)}
+        assert not missing, (name, sorted(missing))
+        assert not options - has, (name, sorted(options - has))
+
+
+def test_exit_codes_are_one_table_in_help_readme_and_ci_docs() -> None:
+    from checker.cli.exit_codes import EXIT_CODES
+
+    for name, rows in EXIT_CODES.items():
+        out = CliRunner().invoke(main, [name, "--help"], env={"COLUMNS": "200"}).output
+        assert "Exit codes:" in out, name
+        for code, meaning in rows:
+            assert re.search(rf"^\s+{code}  {re.escape(meaning)}$", out, re.M), (name, code)
+    # README's paragraph on run's codes and docs/ci.md's on the gate's name the same ones.
+    readme = README.read_text().split("Exit codes follow TLC", 1)[1].split("\n\n", 1)[0]
+    assert {int(c) for c in re.findall(r"`(\d+)`", readme)} == {c for c, _ in EXIT_CODES["run"]}
+    ci = (README.parent / "docs" / "ci.md").read_text().split("- Exit codes", 1)[1]
+    ci = ci.split("\n- ", 1)[0].split("\n\n", 1)[0]
+    gate_codes = {c for c, _ in EXIT_CODES["gate"]}
+    assert {int(c) for c in re.findall(r"\b(\d+)\s+[a-z]", ci)} == gate_codes

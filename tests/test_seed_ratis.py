@@ -130,7 +130,7 @@ def test_ratis_2605_bug_heartbeat_advances_match_index(invariant: str, length: i
     r, _ = run(HB, "bug", invariants=[invariant])
     assert (r.verdict, r.violated) == (Verdict.VIOLATION, invariant)
     assert r.trace is not None and r.trace.length == length
-    assert r.trace.labels()[5] == "SendAppendEntries(s2, s1, True)"  # the heartbeat
+    assert r.trace.labels()[5] == "SendAppendEntries(s2, s1, TRUE)"  # the heartbeat
 
 
 FROM_EMPTY = {"Init": "empty", "MaxTerm": 3, "MaxMsgs": 1}
@@ -143,7 +143,7 @@ def test_ratis_2605_finding_empty_log_heartbeat_commits_a_divergent_index() -> N
         assert r.trace.length == 16
         # The last step: s1 takes s2's heartbeat, which has no previous entry.
         assert r.trace.labels()[-2:] == [
-            "SendAppendEntries(s2, s1, True)",
+            "SendAppendEntries(s2, s1, TRUE)",
             "HandleAppendEntriesRequest(AEReq s2->s1 t3)",
         ]
         last = r.trace.steps[-1].state

@@ -30,7 +30,7 @@ REPORT_STORY = [
     "ElectLeader(L2)",
     "SendAppend(L2)",
     "HandleAppend(Append L2->F t2)",
-    "DownloadFinish('OK')",
+    'DownloadFinish("OK")',
 ]
 DN_SAFETY = [
     "NoLeaderBranchStartBeforeApplied",
@@ -72,11 +72,11 @@ def test_hdds_16932_report_timing_separates_the_scm_patch_halves() -> None:
     assert (r.verdict, r.stats.distinct) == (Verdict.OK, 33494)
     r, _ = run(SNAP, "scm_leader_check_only", TIMING="report")
     assert r.violated == "NoStuckInstallInProgress" and r.trace is not None
-    assert r.trace.labels()[-1] == "DownloadFinish('ERROR')"
+    assert r.trace.labels()[-1] == 'DownloadFinish("ERROR")'
     assert r.trace.steps[-1].state.snapshotNull
     r, _ = run(SNAP, "scm_null_results_only", TIMING="report")
     assert r.violated == "NoStuckInstallInProgress" and r.trace is not None
-    assert r.trace.labels()[-1] == "DownloadFinish('OK')"
+    assert r.trace.labels()[-1] == 'DownloadFinish("OK")'
 
 
 def test_hdds_16932_report_story_leadership_moves_during_the_download() -> None:
@@ -158,7 +158,7 @@ def test_hdds_16932_late_result_of_an_orphaned_download_moves_applied_back() -> 
     """Issue 29: the two Ratis patches that leave the download (or its stored result)
     behind are caught by a symptom, F's applied index moving backwards, not only by
     the bookkeeping invariant; the fix abandons the download, so the walk stops."""
-    clear_first = [*LATE_RESULT[:2], "DownloadFinish('OK')", *LATE_RESULT[2:5], *LATE_RESULT[6:]]
+    clear_first = [*LATE_RESULT[:2], 'DownloadFinish("OK")', *LATE_RESULT[2:5], *LATE_RESULT[6:]]
     for mutant, labels in (
         ("mutant_keep_download", LATE_RESULT),
         ("mutant_clear_index_only", clear_first),
@@ -178,7 +178,7 @@ def test_hdds_16932_story_and_replays(tmp_path: Path) -> None:
     assert r.trace.labels() == [
         "SendNotify(L1)",
         "HandleNotify(Notify L1->F t1)",
-        "DownloadFinish('OK')",
+        'DownloadFinish("OK")',
         "ElectLeader(L2)",
         "SendAppend(L2)",
         "HandleAppend(Append L2->F t2)",

@@ -179,7 +179,7 @@ def test_timeline_fits_the_terminal_and_shows_messages(raft_trace: Any, width: i
         text = out.getvalue()
         assert max(len(line) for line in text.splitlines()) <= width
         assert "NeverLeader is violated" in text
-        assert "state = [s1 |-> Leader" in text
+        assert 'state = (s1 :> "Leader"' in text
         # The cells say what was sent and received (the table wraps them, so the
         # cell contents are checked as data and the words in the drawn text).
         sent = [t.plain for t in step_changes(data, 3)["s1"]]

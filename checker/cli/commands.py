@@ -38,6 +38,7 @@ from checker.base.safefile import write_atomically
 from checker.base.signals import ignore_interrupts, restore_term, shielded, term_as_interrupt
 from checker.base.version import __version__
 from checker.check.run import run as run_model
+from checker.cli.exit_codes import epilog
 from checker.cli.pipe import survive_closed_stdout
 from checker.explore.kinds import Strategy
 from checker.explore.options import BY_NAME, Form, Options, recorded
@@ -51,7 +52,7 @@ from checker.traces.render import render_trace
 from checker.traces.replay import replay as replay_trace
 from checker.traces.timeline import TimelineData, render_timeline
 from checker.traces.tracefile import presentation_for, save_trace, timeline_of_itf, timeline_of_run
-from checker.values.show import show
+from checker.values.show import STYLE_VARIABLE, VALUE_STYLES, set_value_style, show
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -223,7 +224,11 @@ SECONDS = _Seconds()
 
 #: ``--const NAME=VALUE`` (repeatable), shared by every command that builds a spec.
 CONST_OPTION = click.option(
-    "--const", "consts", multiple=True, metavar="NAME=VALUE", help="Override a constant."
+    "--const",
+    "consts",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override a constant (repeatable: --const N=3 --const MaxTerm=2).",
 )
 
 
@@ -281,9 +286,21 @@ def _output_options(fn: F) -> F:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mcheck")
-def main() -> None:
+@click.option(
+    "--values",
+    "value_form",
+    type=click.Choice(VALUE_STYLES),
+    envvar=STYLE_VARIABLE,
+    default="tla",
+    show_default=True,
+    help="How values are written in every output: TLA+'s form as TLC prints it "
+    "(\"white\", [pos |-> 0], <<1, 2>>) or Python's ('white', Token(pos=0), (1, 2)). "
+    "Before the command: mcheck --values python run SPEC.",
+)
+def main(value_form: str) -> None:
     """mcheck: explicit-state model checking of Raft-style protocol specs."""
     survive_closed_stdout()  # `mcheck run X | head -1` exits with the run's code
+    set_value_style(value_form)  # for this process and every worker it starts
 
 
 def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str) -> Text:
@@ -292,7 +309,7 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     return Text(f"mcheck {result_spec} (variant {variant}{consts}; {how})")
 
 
-@main.command()
+@main.command(epilog=epilog("run"))
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec to check (default: the spec's).")
 @CONST_OPTION
@@ -373,7 +390,7 @@ def run(
     _run_and_report(console, spec, instance, model, opts, "", trace_out, picture, as_json)
 
 
-@main.command()
+@main.command(epilog=epilog("resume"))
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option(
     "--spec",
@@ -478,7 +495,7 @@ def _origin_spec(spec: str) -> str:
     return str(Path(spec).resolve()) if spec.endswith(".py") else spec
 
 
-@main.command()
+@main.command(epilog=epilog("simulate"))
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec (default: the spec's).")
 @CONST_OPTION
@@ -599,7 +616,7 @@ def simulate(
     )
 
 
-@main.command(name="validate")
+@main.command(name="validate", epilog=epilog("validate"))
 @click.argument("spec")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="LOG...")
 @click.option("--variant", help="Which variant of the spec (default: the spec's).")
@@ -1105,7 +1122,7 @@ _KIND_TEXT = {
 }
 
 
-@main.command(name="show")
+@main.command(name="show", epilog=epilog("show"))
 @click.argument("trace_file", metavar="TRACE")
 @click.option("--full", is_flag=True, help="Print whole states, not only changes.")
 @click.option("--vars", "var_list", help="Only these variables (comma-separated).")
@@ -1172,7 +1189,7 @@ def _var_filter(var_list: str | None, names: tuple[str, ...]) -> list[str] | Non
     return wanted
 
 
-@main.command(name="replay")
+@main.command(name="replay", epilog=epilog("replay"))
 @click.argument("args", nargs=-1, required=True, metavar="[SPEC] TRACE | SPEC --from-tlc FILE")
 @click.option("--variant", help="Variant to replay against (default: the trace's).")
 @CONST_OPTION
@@ -1374,7 +1391,7 @@ def _trace_constants(recorded: Any, defaults: Any) -> dict[str, Any]:
     return out
 
 
-@main.command(name="graph")
+@main.command(name="graph", epilog=epilog("graph"))
 @click.argument("spec")
 @click.option("--variant", help="Which variant of the spec.")
 @CONST_OPTION
@@ -1419,7 +1436,7 @@ def graph_cmd(
     click.echo(f"wrote {g.number_of_nodes()} states and {g.number_of_edges()} edges to {out}")
 
 
-@main.command(name="view")
+@main.command(name="view", epilog=epilog("view"))
 @click.argument("trace_file", metavar="TRACE")
 @guarded
 def view_cmd(trace_file: str) -> None:
@@ -1447,7 +1464,7 @@ def view_cmd(trace_file: str) -> None:
     run_viewer(timeline_of_itf(trace), Console(highlight=False))
 
 
-@main.command(name="gate")
+@main.command(name="gate", epilog=epilog("gate"))
 @click.argument("manifest", required=False, default="pyproject.toml")
 @click.option(
     "--only",
@@ -1478,9 +1495,8 @@ def gate_cmd(
     traces: str | None,
 ) -> None:
     """Run every check of MANIFEST (default pyproject.toml) against its expected
-    outcome: exit 0 when all match, 1 on a mismatch, 2 on a bad manifest, 3 when
-    interrupted (the checks finished so far are reported).  Every counterexample found
-    is saved as an ITF file under traces/ (or --traces)."""
+    outcome; when interrupted, the checks finished so far are reported.  Every
+    counterexample found is saved as an ITF file under traces/ (or --traces)."""
     from checker.cli.gate import run_gate
 
     folder = Path(traces) if traces else None

@@ -125,11 +125,10 @@ def label_of(name: str, params: tuple[Any, ...]) -> str:
 
 
 def _short(v: Any) -> str:
+    # A parameter reads as the same value does in the state (one form everywhere).
     if is_message(v):
         return brief_message(v)
-    # A set reads as TLA+ writes it ({m1, c2}), not as Python's frozenset({...}).
-    text = show(v) if isinstance(v, frozenset | set | PSet) else repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return show(v, limit=60)
 
 
 @dataclass(frozen=True)

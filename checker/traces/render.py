@@ -1,7 +1,8 @@
 """A plain step-by-step rendering of a trace (used where no lanes are known).
 
 A step shows the action and only what changed.  Maps keyed by model values (the usual
-per-server variables) are shown per key, ``currentTerm[s1]: 1 -> 2``.  Timelines with
+per-server variables) are shown per key, ``currentTerm[s1]: 1 -> 2``; a set by the
+members the step added and removed, ``msgs + [type |-> "1b", ...]``.  Timelines with
 one lane per server live in :mod:`checker.traces.timeline`.
 """
 
@@ -14,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from checker.explore.trace import Trace
-from checker.values.show import changes, show
+from checker.values.show import Change, changes, show
 
 __all__ = ["render_trace", "show"]
 
@@ -47,18 +48,25 @@ def render_trace(
     for i, step in enumerate(trace.steps[start + 1 :], start=start + 2):
         console.print(Text(f"State {i}: {step.action}", style="bold cyan"))
         cur = _vars(trace, step.state)
-        rows: list[tuple[str, str, str]] = []
+        rows: list[Change] = []
         for name, a, b in zip(trace.var_names, prev, cur, strict=True):
             rows.extend(changes(name, a, b))
         if not rows:
             console.print(Text("  (nothing changed: stuttering step)", style="dim"))
-        for path, a, b in rows:
+        for row in rows:
             line = Text("  ")
-            line.append(path, style="bold")
-            line.append(": ")
-            line.append(a, style="red")
-            line.append(" -> ")
-            line.append(b, style="green")
+            line.append(row.path, style="bold")
+            if row.sign == "+":  # a member the step added to the set
+                line.append(" + ")
+                line.append(row.after, style="green")
+            elif row.sign == "-":
+                line.append(" - ")
+                line.append(row.before, style="red")
+            else:
+                line.append(": ")
+                line.append(row.before, style="red")
+                line.append(" -> ")
+                line.append(row.after, style="green")
             line.truncate(width, overflow="ellipsis")
             console.print(line, soft_wrap=False)
         prev = cur

@@ -30,8 +30,10 @@ from checker.values.show import (
     brief_message,
     is_message,
     message_detail,
+    set_delta,
     show,
 )
+from checker.values.strict import strict_equal
 
 ENV = "env"
 
@@ -86,7 +88,7 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
         if only is not None and var not in only:
             continue
         a, b = old[var], new[var]
-        if a is b or a == b:
+        if a is b or strict_equal(a, b):
             continue
         ca, cb = _message_counts(a), _message_counts(b)
         if ca is not None and cb is not None:
@@ -97,15 +99,14 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
         if isinstance(a, Mapping) and isinstance(b, Mapping) and _keyed_by_lanes(a, b, lanes):
             for k in sorted(set(a) | set(b), key=lambda x: _name(x)):
                 x, y = a.get(k, _ABSENT), b.get(k, _ABSENT)
-                if x == y:
+                if x is not _ABSENT and y is not _ABSENT and strict_equal(x, y):
                     continue
                 # Owned by the environment (bookkeeping the properties read): drawn in
                 # its lane, keyed, so the servers' lanes show the mechanism.
                 lane, label = (ENV, f"{var}[{_name(k)}]") if owner == ENV else (_name(k), var)
-                for path, before, after in _diff(label, x, y, lanes):
-                    cells[lane].append(_change(path, before, after))
+                cells[lane].extend(_diff(label, x, y, lanes))
             continue
-        cells[owner if owner in lanes else ENV].append(_change(var, brief(a), brief(b)))
+        cells[owner if owner in lanes else ENV].extend(_value_change(var, a, b))
     return cells
 
 
@@ -136,15 +137,45 @@ class _Absent:
 _ABSENT: Any = _Absent()
 
 
-def _diff(path: str, x: Any, y: Any, lanes: set[str]) -> list[tuple[str, str, str]]:
+def _diff(path: str, x: Any, y: Any, lanes: set[str]) -> list[Text]:
     if isinstance(x, Mapping) and isinstance(y, Mapping) and _keyed_by_lanes(x, y, lanes):
         rows = []
         for k in sorted(set(x) | set(y), key=lambda v: _name(v)):
             a, b = x.get(k, _ABSENT), y.get(k, _ABSENT)
-            if a != b:
-                rows.append((f"{path}[{_name(k)}]", brief(a, 24), brief(b, 24)))
+            # TLA+'s equality, not Python's: 1 -> TRUE is a change.
+            if a is _ABSENT or b is _ABSENT or not strict_equal(a, b):
+                rows.extend(_value_change(f"{path}[{_name(k)}]", a, b, 24))
         return rows
-    return [(path, brief(x, 24), brief(y, 24))]
+    return _value_change(path, x, y, 24)
+
+
+#: Members of a set drawn per step, each way; the rest are counted.
+SET_MEMBERS_SHOWN = 6
+
+
+def _value_change(path: str, a: Any, b: Any, width: int = 40) -> list[Text]:
+    """One value's change: ``path a->b``, or for a set the members the step added
+    (``path + x``) and removed (``path - y``), so a growing set shows what grew."""
+    delta = None if a is _ABSENT or b is _ABSENT else set_delta(a, b)
+    if delta is None:
+        return [_change(path, brief(a, width), brief(b, width))]
+    added, removed = delta
+    rows = []
+    for sign, members, style in (("-", removed, "red"), ("+", added, "green")):
+        for x in members[:SET_MEMBERS_SHOWN]:
+            rows.append(_member(path, sign, brief(x, max(width, 60)), style))
+        if len(members) > SET_MEMBERS_SHOWN:
+            more = f"and {len(members) - SET_MEMBERS_SHOWN} more"
+            rows.append(_member(path, sign, more, "dim"))
+    return rows
+
+
+def _member(path: str, sign: str, text: str, style: str) -> Text:
+    t = Text()
+    t.append(path, style="bold")
+    t.append(f" {sign} ")
+    t.append(text, style=style)
+    return t
 
 
 def _change(path: str, before: str, after: str) -> Text:

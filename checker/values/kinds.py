@@ -97,10 +97,10 @@ _MUTABLE = {
 KIND_TABLE: tuple[tuple[str, str, str, str, str], ...] = (
     ("int", "`3`", "same type, `==`", "the int", "`3`"),
     ("bool", "`True`", "same type, `==` (never equal to 1)", "the bool", "`TRUE`"),
-    ("str", '`"a"`', "same type, `==`", "the str", "`a`"),
+    ("str", '`"a"`', "same type, `==`", "the str", '`"a"`'),
     ("None", "`None`", "identity", "None", "`Nil`"),
     ("model value", "`s1`", "identity (interned)", "`(b'@', group, name)`", "`s1`"),
-    ("enum member", "`Role.LEADER`", "identity", "`(b'#e', class, member)`", "`Role.LEADER`"),
+    ("enum member", "`Role.LEADER`", "identity", "`(b'#e', class, member)`", "`LEADER`"),
     ("tuple", "`(1, 2)`", "same length, items pairwise", "a tuple of the items", "`<<1, 2>>`"),
     ("pvector", "`pvector([1])`", "as tuple", "`(b'#v', items...)`", "`<<1>>`"),
     (
@@ -108,14 +108,14 @@ KIND_TABLE: tuple[tuple[str, str, str, str, str], ...] = (
         "`Entry(1, v1)`",
         "same class, fields pairwise",
         "`(b'#r', module.Class, fields...)`",
-        "`Entry(term=1, ...)`",
+        "`[term |-> 1, ...]`",
     ),
     (
         "frozen dataclass record",
         "`Point(0, 0)`",
         "same class, fields pairwise",
         "`(b'#d', module.Class, fields...)`",
-        "`Point(src=0, ...)`",
+        "`[src |-> 0, ...]`",
     ),
     ("frozenset", "`frozenset({1})`", "same size, members paired", "`(b'#s', sorted...)`", "`{1}`"),
     ("pset", "`pset([1])`", "as frozenset", "`(b'#S', sorted...)`", "`{1}`"),
@@ -124,15 +124,15 @@ KIND_TABLE: tuple[tuple[str, str, str, str, str], ...] = (
         "`Map({s1: 0})`",
         "same keys (strictly), values pairwise",
         "`(b'#m', sorted pairs...)`",
-        "`[s1 |-> 0]`",
+        "`(s1 :> 0)`",
     ),
-    ("pmap", "`pmap({1: 0})`", "as Map", "`(b'#M', sorted pairs...)`", "`[1 |-> 0]`"),
+    ("pmap", "`pmap({1: 0})`", "as Map", "`(b'#M', sorted pairs...)`", "`<<0>>`"),
     (
         "pbag",
         "`pbag([1, 1])`",
         "same members, same counts",
         "`(b'#b', sorted counts...)`",
-        "`pbag([1, 1])`",
+        "`<<2>>`",
     ),
 )
 
