@@ -187,3 +187,86 @@ def test_a_directly_run_action_that_clears_a_variable_to_none() -> None:
     result = _both(Clearing())
     assert result.verdict is Verdict.VIOLATION and result.violated == "HeldNeverY"
     assert result.trace is not None and result.trace.labels()[-2:] == ["Clear", "Refill"]
+
+
+_EDITED = """
+from typing import NamedTuple
+from checker import Spec, action, invariant
+
+class S(NamedTuple):
+    x: int
+
+class Counter(Spec):
+    def init(self):
+        return [S(0)]
+
+    @action
+    def Step(self, s):
+        if s.x >= {limit}:
+            return None
+        return S(s.x + 1)
+
+    @invariant
+    def Small(self, s):
+        return s.x < 3
+"""
+
+
+def test_the_fast_path_runs_the_code_that_was_imported_not_a_stale_source(
+    tmp_path: Path,
+) -> None:
+    """A spec file rewritten in place and imported again in the same process (a watch
+    loop, a notebook, the pytest plugin, the generated-spec check, where it made the
+    cached engines see 2 states of 3) is instrumented from the text its code came
+    from: Python's line cache keeps the first text of a file name, and a copy made
+    from that would run the old action in the fast path."""
+    import linecache
+    import types
+
+    from checker.fastpath.instrument import HELPERS, instrument
+
+    helpers = dict.fromkeys(HELPERS, print)
+    path = tmp_path / "counter.py"
+
+    def step_copy(limit: int, trees: dict[str, Any]) -> types.FunctionType | None:
+        return instrument(load_spec_class(str(path)).Step, helpers, trees)
+
+    def consts(fn: types.FunctionType | None) -> set[Any]:
+        assert fn is not None
+        return set(fn.__code__.co_consts)
+
+    path.write_text(_EDITED.format(limit=4))
+    assert 4 in consts(step_copy(4, {}))
+    assert linecache.getlines(str(path))  # the line cache holds the first text now
+    # Same length, same lines, another guard: the copy is of the new text.
+    path.write_text(_EDITED.format(limit=5))
+    copy = step_copy(5, {})
+    assert 5 in consts(copy) and 4 not in consts(copy)
+    # A file changed after its import: no copy (the function runs as it is, its
+    # arguments counted as read in full), never a copy of text that is not running.
+    cls = load_spec_class(str(path))
+    path.write_text(_EDITED.format(limit=7))
+    assert instrument(cls.Step, helpers, {}) is None
+    # Running the imported spec still gives its own answer, with and without cache.
+    with_cache, plain = check_spec(cls(), Options()), check_spec(cls(), Options(cache=False))
+    assert (with_cache.verdict, with_cache.stats.distinct) == (Verdict.VIOLATION, 4)
+    assert (plain.verdict, plain.stats.distinct) == (Verdict.VIOLATION, 4)
+
+
+def test_a_spec_rewritten_within_a_second_to_the_same_length_is_checked_as_it_is_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's bytecode cache trusts a .pyc whose recorded size and whole-second
+    modification time match the source: a spec file is compiled from its text."""
+    import os
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as on most machines
+    path = tmp_path / "counter.py"
+    distinct = []
+    for limit in (1, 2):
+        path.write_text(_EDITED.format(limit=limit))
+        os.utime(path, (1_700_000_000, 1_700_000_000))  # one second for both texts
+        r = check_spec(load_spec_class(str(path))(), Options())
+        distinct.append((r.verdict, r.stats.distinct))
+    assert distinct == [(Verdict.DEADLOCK, 2), (Verdict.DEADLOCK, 3)]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import pkgutil
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from checker.authoring.spec import USER_MODULE_PREFIX, Spec
 from checker.base.errors import SpecError, SpecLoadError, did_you_mean
@@ -23,6 +25,16 @@ __all__ = [
 ]
 
 
+class _TextLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a spec file from the text it holds now, never from ``__pycache__``:
+    Python trusts a cached ``.pyc`` whose recorded size and whole-second time match,
+    so a spec rewritten within a second to the same length would be checked as it was."""
+
+    def get_code(self, fullname: str) -> Any:
+        """The module's code, compiled from the file's current text."""
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
 def _import_file(path: Path) -> ModuleType:
     """Import a spec file as a fresh module, its own helper modules with it.
 
@@ -34,7 +46,7 @@ def _import_file(path: Path) -> ModuleType:
     ``sys.modules`` again (the spec keeps them; what was there before is restored).
     """
     name = f"{USER_MODULE_PREFIX}{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=_TextLoader(name, str(path)))
     if spec is None or spec.loader is None:
         raise SpecLoadError(f"cannot load spec file {path}")
     module = importlib.util.module_from_spec(spec)

@@ -427,18 +427,39 @@ def boxes(args: ast.arguments) -> list[ast.stmt]:
 # -- finding a function's source and compiling its copy -------------------------------------
 
 
-def _module_tree(filename: str, trees: dict[str, Any]) -> ast.Module | None:
+def _module_tree(filename: str, trees: dict[str, Any]) -> tuple[ast.Module, types.CodeType] | None:
+    """The source file's syntax tree and the module code that text compiles to (None:
+    no source, or a text that does not parse)."""
     if filename in trees:
         return trees[filename]  # type: ignore[no-any-return]
+    # Python's line cache keeps the first text it read under a file name: a spec file
+    # rewritten and imported again in one process would be instrumented from its old
+    # text.  Look at the file again; what it holds is still checked against the code
+    # that runs (_compiled_from), as the file may change after the import too.
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename)
-    tree = None
+    found = None
     if lines:
         try:
             tree = ast.parse("".join(lines), filename)
-        except SyntaxError:
-            tree = None
-    trees[filename] = tree
-    return tree
+            found = (tree, compile(tree, filename, "exec", dont_inherit=True))
+        except (SyntaxError, ValueError):
+            found = None
+    trees[filename] = found
+    return found
+
+
+def _compiled_from(code: types.CodeType, module: types.CodeType) -> bool:
+    """Whether the module text compiles to ``code`` itself (same bytecode, constants,
+    names and positions): only then is the copy made from that text the function
+    that runs.  The fast path must never see another spec than the plain one."""
+    stack = [module]
+    while stack:
+        c = stack.pop()
+        if c.co_firstlineno == code.co_firstlineno and c.co_name == code.co_name and c == code:
+            return True
+        stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+    return False
 
 
 def find_node(code: types.CodeType, tree: ast.Module) -> ast.FunctionDef | ast.Lambda | None:
@@ -551,10 +572,10 @@ def instrument(
     docstring), or None where it cannot be made (no source, a construct the rewrite
     does not follow).  ``trees`` caches parsed source files."""
     code = fn.__code__
-    tree = _module_tree(code.co_filename, trees)
-    if tree is None:
+    source = _module_tree(code.co_filename, trees)
+    if source is None or not _compiled_from(code, source[1]):
         return None
-    node = find_node(code, tree)
+    node = find_node(code, source[0])
     if node is None:
         return None
     try:
