@@ -15,6 +15,7 @@ early_signals.arm()
 from collections.abc import Sequence
 
 from checker.authoring.choose import choose
+from checker.authoring.kinds import grouped
 from checker.authoring.spec import (
     Spec,
     action,
@@ -60,6 +61,7 @@ __all__ = [
     "choose",
     "eventually",
     "eventually_always",
+    "grouped",
     "in_order",
     "invariant",
     "leads_to",

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, overload
 
-from checker.authoring.kinds import FairnessKind, TemporalKind
+from checker.authoring.kinds import FairnessKind, Grouped, TemporalKind
 from checker.base.errors import ConfigError, SpecError, did_you_mean
 from checker.values import ModelValue, model_values
 
@@ -397,7 +397,9 @@ class Spec:
     #: (``WF_vars(Phase1a(MCMaxBallot))``: ``lambda self, b: b == self.MaxBallot``).
     #: A tuple of family names as the
     #: key makes their disjunction fair as one action (``WF_vars(A \/ B)``, e.g.
-    #: ``WF_vars(Next)``).  Environment actions bounded by counters need none.
+    #: ``WF_vars(Next)``); ``grouped("weak", by=lambda a, m: a)`` as the value makes it
+    #: fair per value of ``by`` (``\A a: WF_vars(\E m: A(a, m) \/ B(a, m))``).
+    #: Environment actions bounded by counters need none.
     fairness: ClassVar[Mapping[str | tuple[str, ...], Any]] = {}
 
     _actions: ClassVar[tuple[ActionDecl, ...]] = ()
@@ -444,6 +446,7 @@ class Spec:
         for fam, how in cls.fairness.items():
             _check_fairness_entry(cls.__name__, fam, how)
             kind = how[0] if isinstance(how, tuple) else how
+            kind = how.kind if isinstance(how, Grouped) else kind
             fams = fam if isinstance(fam, tuple) else (fam,)
             unknown = [f for f in fams if f not in action_names]
             if unknown:
@@ -621,8 +624,11 @@ def _check_fairness_entry(owner: str, key: Any, how: Any) -> None:
         if isinstance(how, tuple):
             raise SpecError(
                 f"{owner}: fairness {key!r}: a predicate picks instances of one family; "
-                "the families-as-one-action form takes 'weak' or 'strong' alone"
+                "the families-as-one-action form takes 'weak' or 'strong' alone, or "
+                "grouped(kind, by=...)"
             )
+    if isinstance(how, Grouped) and not callable(how.by):
+        raise SpecError(f"{owner}: fairness {key!r}: grouped(kind, by=...) needs a function")
     if isinstance(how, tuple) and (len(how) != 2 or not callable(how[1])):
         raise SpecError(
             f"{owner}: fairness {key!r}: {how!r} is not (kind, predicate over the parameters)"

@@ -28,7 +28,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from checker.authoring.kinds import FairnessKind
+from checker.authoring.kinds import FairnessKind, Grouped
 from checker.authoring.loader import available_specs, load_spec_class, spec_file
 from checker.authoring.spec import Spec
 from checker.base import signals as early_signals
@@ -1090,6 +1090,11 @@ def _fairness_text(fairness: Any) -> str:
     """Each fairness entry in TLA+ words: per instance, or a family as one action."""
     parts = []
     for key, how in fairness.items():
+        if isinstance(how, Grouped):
+            acts = " \\/ ".join(key) if isinstance(key, tuple) else key
+            op = FairnessKind(how.kind).operator
+            parts.append(f"{op}({acts}) as one action for each value its instances group by")
+            continue
         kind, only = (how[0], " (some instances)") if isinstance(how, tuple) else (how, "")
         op = FairnessKind(kind).operator
         if isinstance(key, tuple):

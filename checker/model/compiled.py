@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import immutables
 from pyrsistent import PBag, PMap, PSet
 
+from checker.authoring.kinds import Grouped
 from checker.authoring.spec import Spec, TemporalDecl, signature_arity
 from checker.base.errors import (
     ConfigError,
@@ -35,7 +36,7 @@ from checker.base.errors import (
 )
 from checker.model.renamings import renamings
 from checker.values import ModelValue
-from checker.values.fingerprint import in_order
+from checker.values.fingerprint import encode, in_order
 from checker.values.show import brief_message, is_message, show
 from checker.values.strict import strict_equal
 
@@ -609,6 +610,11 @@ class CompiledSpec:
         name = self.action_names[action]
         out: list[Fairness] = []
         for key, how in self._fairness.items():
+            if isinstance(how, Grouped):
+                families = key if isinstance(key, tuple) else (key,)
+                if name in families:
+                    out.append((self._group_key(name, families, how.by, params), how.kind))
+                continue
             kind, pred = how if isinstance(how, tuple) else (how, None)
             if isinstance(key, tuple):
                 if name in key:
@@ -626,6 +632,21 @@ class CompiledSpec:
                     raise EvaluationError(f"fairness predicate of {name}", exc) from exc
             out.append(((action, params), str(kind)))
         return out
+
+    @staticmethod
+    def _group_key(
+        name: str, families: tuple[str, ...], by: Callable[..., Any], params: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        """The constraint a grouped instance meets: its families and the value ``by``
+        gives, keyed by the value's injective encoding (``1`` and ``True`` are two
+        groups, as they are two TLA+ values), the value kept to name it."""
+        try:
+            value = by(*params)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            raise EvaluationError(f"fairness grouping of {name}", exc) from exc
+        return ("group", families, repr(encode(value)), value)
 
     def label(self, action: int, params: tuple[Any, ...]) -> str:
         """``Timeout(s1)``-style label of an action instance."""
@@ -658,6 +679,9 @@ def _with_spec(how: Any, spec: Spec) -> Any:
     """A fairness entry with its predicate bound to the spec when the predicate's
     first parameter is ``self`` (it reads the constants, as TLA+'s fairness formulas
     do); other entries as they are."""
+    if isinstance(how, Grouped):
+        bound = _with_spec((how.kind, how.by), spec)
+        return Grouped(how.kind, bound[1])
     if not isinstance(how, tuple):
         return how
     kind, pred = how

@@ -255,7 +255,8 @@ def _unfair_cycle(model: CompiledSpec, trace: ItfTrace, states: list[Any], loop:
 def _fair_name(model: CompiledSpec, key: Any) -> str:
     """A fairness constraint's key as the user wrote it: an instance or a group."""
     if isinstance(key, tuple) and key and key[0] == "group":
-        return " \\/ ".join(key[1])
+        acts = " \\/ ".join(key[1])
+        return f"{acts} for {show(key[3])}" if len(key) > 2 else acts
     ai, params = key
     return label_of(model.action_names[ai], params)
 
