@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from checker.cli.commands import main
@@ -73,3 +74,13 @@ def test_exit_codes_are_one_table_in_help_readme_and_ci_docs() -> None:
     ci = ci.split("\n- ", 1)[0].split("\n\n", 1)[0]
     gate_codes = {c for c, _ in EXIT_CODES["gate"]}
     assert {int(c) for c in re.findall(r"\b(\d+)\s+[a-z]", ci)} == gate_codes
+
+
+def test_the_readme_image_shows_today_s_picture() -> None:
+    """docs/img/hdds-16932-bug.png was taken of the page mcheck draws today (its PNG
+    records the page's digest); if not, `make readme-image` takes it again."""
+    pytest.importorskip("PIL")
+    from tests.readme_image import IMAGE, digest, page, recorded_digest
+
+    assert f"]({IMAGE.relative_to(README.parent)})" in README.read_text()
+    assert recorded_digest() == digest(page()), "the README image is stale: make readme-image"
