@@ -316,6 +316,26 @@ def test_swarm_on_the_command_line() -> None:
     assert data["strategy"] == "simulate"
 
 
+def test_the_default_hunt_is_the_swarm_with_guidance_and_tlc_s_walk_is_asked_for() -> None:
+    """The best measured hunt (README, "Random simulation") is what a bare
+    ``mcheck simulate`` runs; ``--no-swarm --no-guided`` is TLC's -simulate walk."""
+    spec = str(Path(__file__).parent / "fixtures" / "reset_counter.py")
+    runs = {}
+    for extra in ([], ["--no-swarm", "--no-guided"]):
+        proc = subprocess.run(
+            [*MCHECK, "simulate", spec, "--traces", "100", "--json", *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode in (3, 12), proc.stderr
+        runs[bool(extra)] = json.loads(proc.stdout.strip().splitlines()[-1])["simulation"]
+    assert runs[False]["swarm_configuration"] is not None
+    assert runs[True]["swarm_configuration"] is None
+    # Guidance fingerprints every successor: the guided walk saw them, the plain one not.
+    assert runs[False] != runs[True]
+
+
 def _figures(r: Result) -> tuple[Any, ...]:
     s = r.simulation
     assert s is not None

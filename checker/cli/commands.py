@@ -548,16 +548,19 @@ def _origin_spec(spec: str) -> str:
     "or local:N for N local processes); the same answer as one process.",
 )
 @click.option(
-    "--swarm",
-    is_flag=True,
+    "--swarm/--no-swarm",
+    default=True,
+    show_default=True,
     help="Swarm simulation: each behaviour takes only a random subset of the actions, "
     "with random weights (so always-enabled actions do not crowd out rare sequences).",
 )
 @click.option(
-    "--guided",
-    is_flag=True,
+    "--guided/--no-guided",
+    default=True,
+    show_default=True,
     help="Coverage guidance: each step prefers a state the behaviour has not visited, "
-    "from the action it has taken least (with --swarm: weighted by the swarm's weights).",
+    "from the action it has taken least (with --swarm: weighted by the swarm's weights). "
+    "--no-swarm --no-guided is TLC's -simulate walk.",
 )
 @_output_options
 @guarded
