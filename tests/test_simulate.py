@@ -103,6 +103,26 @@ def test_finds_die_hard_and_shortens_it() -> None:
     assert raw.trace is not None and raw.trace.length == r.simulation.found_length
 
 
+def test_shortening_reorders_a_deep_find_down_to_the_shortest() -> None:
+    """RATIS-2605's StateMachineSafety violation (MaxTerm=3 MaxMsgs=1), as the
+    default hunt finds it (36 actions for seed 1): dropping steps alone left 27; the
+    search over the behaviour's own action instances in any order reaches breadth-first
+    search's 21."""
+    model = _model(
+        "ratis_heartbeat_match_index",
+        "bug",
+        ["StateMachineSafety"],
+        MaxTerm=3,
+        MaxMsgs=1,
+    )
+    r = _sim(model, seed=1, swarm=True, guided=True, timeout=120)
+    _assert_real_violation(model, r, "StateMachineSafety")
+    shortest = check(model, Options()).trace
+    assert shortest is not None and shortest.length == 21
+    assert r.trace is not None and r.simulation is not None
+    assert (r.trace.length, r.simulation.found_length) == (21, 36)
+
+
 @pytest.mark.parametrize(
     ("spec", "variant", "prop", "consts"),
     [
