@@ -77,6 +77,7 @@ def guarded(fn: F) -> F:
         early_signals.release()
         previous = term_as_interrupt()
         try:
+            _refuse_empty(kwargs)
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
             ignore_interrupts()
@@ -101,6 +102,25 @@ def guarded(fn: F) -> F:
             restore_term(previous)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _refuse_empty(values: dict[str, Any]) -> None:
+    """An option or argument given as '' is a mistake (an unset shell variable), not
+    a request for its default: ``--trace-out ''`` wrote to the default file, ``--junit
+    ''`` wrote no report, both silently."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    for param in ctx.command.params:
+        value = values.get(param.name or "")
+        given = value if isinstance(value, tuple) else (value,)
+        if any(isinstance(v, str) and not v.strip() for v in given):
+            if isinstance(param, click.Option):
+                raise ConfigError(
+                    f"{param.opts[0]} is empty: give a value, or leave the option out for "
+                    "its default"
+                )
+            raise ConfigError(f"{param.human_readable_name} is empty: give one")
 
 
 def _parse_consts(pairs: tuple[str, ...]) -> dict[str, str]:

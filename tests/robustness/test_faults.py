@@ -331,3 +331,31 @@ def test_timeout_bounds_a_huge_symmetry_set_up() -> None:
     assert "timeout" in data["reason"]
     # 2 s, the watchdog's 1 s grace, building the renamings and the report.
     assert elapsed < 30, elapsed
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["run", "die_hard", "--trace-out", ""], "--trace-out is empty"),
+        (["run", "die_hard", "--picture", " "], "--picture is empty"),
+        (["run", ""], "SPEC is empty"),
+        (["gate", "--only", "two_phase*", "--junit", ""], "--junit is empty"),
+        (["resume", "ck", "--spec", ""], "--spec is empty"),
+        (["show", ""], "TRACE is empty"),
+        (["run", "die_hard", "--const", ""], "--const is empty"),
+    ],
+)
+def test_an_empty_value_is_refused_not_taken_for_the_default(
+    args: list[str], named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unset shell variable (`--trace-out "$OUT"`) wrote the default file and
+    `--junit ''` no report, silently (issue 43): one line, exit 2, nothing run."""
+    from click.testing import CliRunner
+
+    from checker.cli.commands import main
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert named in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "traces").exists()
