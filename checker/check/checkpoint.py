@@ -30,6 +30,8 @@ with a visited set that means something else.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import inspect
 import json
@@ -39,6 +41,7 @@ import stat
 import sys
 import time
 from array import array
+from collections.abc import Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -201,6 +204,34 @@ def _strings(v: Any) -> bool:
 
 
 # -- the file ------------------------------------------------------------------------
+
+
+#: The file a run or resume holds locked while it uses a checkpoint folder.
+LOCK = "checkpoint.lock"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold ``folder`` (made if missing) for one run: a second run or resume of the
+    same folder is refused rather than both writing it and both saying "saved".  An
+    advisory lock (``flock``) that the system drops when the process ends, however it
+    ends; the lock file is opened without following a link planted in its place."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise ConfigError(f"checkpoint folder {folder}: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(
+                f"checkpoint folder {folder} is in use by another mcheck run or resume"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def exists(folder: str | os.PathLike[str]) -> bool:

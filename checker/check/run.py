@@ -53,7 +53,11 @@ def run(model: Model, options: Options | None = None) -> Result:
     # the caller's handlers come back afterwards, so a library caller (a test session,
     # a notebook, a script running several checks) can still be interrupted.
     with kept_handlers(), paced_collector():
-        return _run(model, options)
+        folder = options.checkpoint if options is not None else None
+        if folder is None:
+            return _run(model, options)
+        with checkpoint.folder_lock(folder):
+            return _run(model, options)
 
 
 def _run(model: Model, options: Options | None) -> Result:

@@ -359,3 +359,43 @@ def test_an_empty_value_is_refused_not_taken_for_the_default(
     assert result.exit_code == 2, result.output
     assert named in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "traces").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "resume"])
+def test_a_checkpoint_folder_in_use_is_refused(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs or resumes of one checkpoint folder both ran and both said "saved"
+    (issue 43): the second is refused, exit 2, while the first holds the folder."""
+    from click.testing import CliRunner
+
+    from checker.check.checkpoint import folder_lock
+    from checker.cli.commands import main
+
+    monkeypatch.chdir(tmp_path)
+    ck = tmp_path / "ck"
+    runner = CliRunner()
+    first = runner.invoke(
+        main,
+        [
+            "run",
+            "raft",
+            "--checkpoint",
+            str(ck),
+            "--checkpoint-every",
+            "0.000001",
+            "--max-states",
+            "50",
+        ],
+    )
+    assert first.exit_code == 3, first.output  # a checkpoint to resume
+    args = ["run", "raft", "--checkpoint", str(tmp_path / "other")]
+    if command == "resume":
+        args = ["resume", str(ck)]
+    with folder_lock(ck if command == "resume" else tmp_path / "other"):
+        held = runner.invoke(main, args)
+    assert held.exit_code == 2, held.output
+    assert "is in use by another mcheck run or resume" in held.stderr
+    # Released with the holder: the folder is free again.
+    again = runner.invoke(main, ["resume", str(ck), "--max-states", "60"])
+    assert again.exit_code == 3, again.output
