@@ -34,6 +34,7 @@ from checker.authoring.spec import Spec
 from checker.base import signals as early_signals
 from checker.base.errors import ConfigError, EvaluationError, MCheckError
 from checker.base.invocation import command
+from checker.base.machine import check_process_count
 from checker.base.safefile import write_atomically
 from checker.base.signals import ignore_interrupts, restore_term, shielded, term_as_interrupt
 from checker.base.version import __version__
@@ -1527,5 +1528,7 @@ def gate_cmd(
     counterexample found is saved as an ITF file under traces/ (or --traces)."""
     from checker.cli.gate import run_gate
 
+    if jobs is not None:
+        check_process_count("--jobs", jobs)
     folder = Path(traces) if traces else None
     sys.exit(run_gate(Path(manifest), list(only), junit, update, jobs, folder))

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from checker.base.errors import ConfigError
+from checker.base.machine import check_process_count
 from checker.explore.kinds import Strategy
 from checker.explore.result import Stats
 
@@ -177,6 +178,7 @@ class Options:
                 parse_cluster(value)  # its own, more precise, message
             if not opt.valid(value):
                 raise ConfigError(f"{opt.flag} must be {opt.what}, not {value!r}")
+        check_process_count("--workers", self.workers)
         if self.workers > 1 and self.strategy != Strategy.BFS:
             raise ConfigError("--workers > 1 explores breadth-first only; drop --strategy dfs")
         if self.checkpoint is not None and self.workers > 1:
@@ -238,6 +240,7 @@ def parse_cluster(address: str) -> tuple[str, int | None]:
         count = address.removeprefix("local:")
         if not count.isdigit() or int(count) < 1:
             raise ConfigError(f"--cluster local:N needs a worker count, got {address!r}")
+        check_process_count("--cluster local:N with N =", int(count))
         return "local", int(count)
     if not address or address.startswith("local") or not _ADDRESS.fullmatch(address):
         raise ConfigError(

@@ -39,6 +39,7 @@ from typing import Any
 
 from checker.authoring.kinds import FairnessKind, TemporalKind
 from checker.base.errors import ConfigError, EvaluationError, SpecError
+from checker.base.machine import check_process_count
 from checker.base.signals import DeadlineReached, ignore_interrupts, stop_signals, watchdog
 from checker.explore.result import Result, Stats, Verdict
 from checker.explore.trace import Trace, replay_choices
@@ -93,6 +94,7 @@ class SimulationOptions:
             raise ConfigError("--traces must be at least 1")
         if self.workers < 1:
             raise ConfigError("--workers must be at least 1")
+        check_process_count("--workers", self.workers)
         if self.cluster is not None:
             from checker.explore.options import parse_cluster
 

@@ -399,3 +399,31 @@ def test_a_checkpoint_folder_in_use_is_refused(
     # Released with the holder: the folder is free again.
     again = runner.invoke(main, ["resume", str(ck), "--max-states", "60"])
     assert again.exit_code == 3, again.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "die_hard", "--workers", "1000"],
+        ["run", "die_hard", "--workers", str(10**30)],
+        ["simulate", "die_hard", "--workers", "100000"],
+        ["run", "die_hard", "--cluster", f"local:{10**30}"],
+        ["gate", "--jobs", "500"],
+    ],
+)
+def test_more_workers_than_the_machine_runs_is_refused_before_any_starts(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--workers 1000 started processes until the open files ran out (exit 255) or
+    crawled past any timeout; 10**30 was an OverflowError (issue 43)."""
+    from click.testing import CliRunner
+
+    from checker.base.machine import process_limit
+    from checker.cli.commands import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")  # the gate refuses before reading it
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"this machine runs at most {process_limit()} worker processes" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
