@@ -419,6 +419,18 @@ def test_workers_stop_at_ctrl_c_as_incomplete_with_partial_figures() -> None:
     assert data["reason"] == "interrupted" and data["simulation"]["behaviours"] > 0
 
 
+def test_workers_progress_tells_the_deepest_behaviour_so_far() -> None:
+    """The progress line of `simulate --workers` said `deepest 0` (issue 43)."""
+    from checker.simulate.core import SimulationStats
+
+    model = _model("ratis_heartbeat_match_index", "fix", ["MatchIndexSound"])
+    seen: list[SimulationStats] = []
+    r = _sim(model, seed=0, traces=400, workers=2, progress=seen.append, progress_every=0.01)
+    assert r.simulation is not None and seen
+    assert all(p.deepest <= r.simulation.deepest for p in seen)
+    assert max(p.deepest for p in seen) > 0
+
+
 def test_workers_stop_at_the_timeout_as_incomplete() -> None:
     model = _model("ratis_heartbeat_match_index", "fix", ["MatchIndexSound"])
     r = _sim(model, seed=0, timeout=1.0, workers=2)

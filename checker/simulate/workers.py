@@ -48,7 +48,8 @@ def simulate_workers(model: Model, opts: SimulationOptions, workers: int) -> Res
     ctx = mp.get_context("fork")
     best = ctx.Value("q", NONE)
     stop = ctx.Value("b", 0)
-    walked = ctx.Array("q", 2 * workers)  # behaviours and states so far, per worker
+    # Per worker so far: behaviours, states, the deepest behaviour (for the progress line).
+    walked = ctx.Array("q", 3 * workers)
     t0 = time.perf_counter()
     deadline = time.monotonic() + opts.timeout if opts.timeout else None
     pipes = [ctx.Pipe(duplex=False) for _ in range(workers)]
@@ -126,7 +127,10 @@ def _collect(
             next_progress = now + opts.progress_every
             counts = walked[:]
             progress = SimulationStats(
-                seed=opts.seed, behaviours=sum(counts[0::2]), states=sum(counts[1::2])
+                seed=opts.seed,
+                behaviours=sum(counts[0::3]),
+                states=sum(counts[1::3]),
+                deepest=max(counts[2::3], default=0),
             )
             progress.seconds = now - t0
             opts.progress(progress)
@@ -209,8 +213,9 @@ def _worker(
             if deadline is not None and time.monotonic() >= deadline:
                 break
             found = walks.walk(b)
-            walked[2 * w] += 1
-            walked[2 * w + 1] = sim.stats.states
+            walked[3 * w] += 1
+            walked[3 * w + 1] = sim.stats.states
+            walked[3 * w + 2] = max(walked[3 * w + 2], sim.stats.deepest)
             if found:
                 with best.get_lock():
                     best.value = min(best.value, b)
