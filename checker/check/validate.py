@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.base.errors import ConfigError, EvaluationError, MCheckError
+from checker.base.reading import TooLarge, read_bounded
 from checker.base.signals import DeadlineReached, ignore_interrupts, stop_signals, watchdog
 from checker.explore.trace import Step, Trace, make_step
 from checker.model import CompiledSpec
@@ -172,17 +172,9 @@ MAX_LOG_BYTES = 256 * 1024 * 1024
 
 def _read_text(path: Path) -> str:
     try:
-        # Read at most one byte more than allowed: a device or a pipe (/dev/zero)
-        # reports no size, and must not be read without bound.
-        with open(path, "rb") as fh:
-            # A regular file is refused by its size before a byte is read (a sparse
-            # 1 GB file would otherwise cost 256 MB of memory to say no).
-            if os.fstat(fh.fileno()).st_size > MAX_LOG_BYTES:
-                raise LogError(f"{path} is larger than {MAX_LOG_BYTES:,} bytes")
-            data = fh.read(MAX_LOG_BYTES + 1)
-        if len(data) > MAX_LOG_BYTES:
-            raise LogError(f"{path} is larger than {MAX_LOG_BYTES:,} bytes")
-        return data.decode("utf-8")
+        return read_bounded(path, MAX_LOG_BYTES).decode("utf-8")
+    except TooLarge:
+        raise LogError(f"{path} is larger than {MAX_LOG_BYTES:,} bytes") from None
     except FileNotFoundError:
         raise LogError(f"log file not found: {path}") from None
     except UnicodeDecodeError as exc:

@@ -43,6 +43,7 @@ from rich.text import Text
 
 from checker.authoring.loader import load_spec_class
 from checker.base.errors import ConfigError, MCheckError
+from checker.base.reading import TooLarge, read_bounded
 from checker.base.safefile import write_atomically
 from checker.base.signals import ignore_interrupts, say_ready
 from checker.check.run import run
@@ -152,10 +153,18 @@ class GateOutcome:
         return self.verdict
 
 
+#: The largest manifest read (a pyproject.toml of thousands of checks is far smaller).
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+
+
 def load_manifest(path: Path) -> list[GateCheck]:
     """Read and validate a manifest (a pyproject.toml or a gate file)."""
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8"))
+    except TooLarge:
+        raise ConfigError(
+            f"{path} is larger than a manifest mcheck reads ({MAX_MANIFEST_BYTES:,} bytes)"
+        ) from None
     except FileNotFoundError:
         raise ConfigError(f"manifest not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -48,6 +48,7 @@ from immutables import Map
 from pyrsistent import PBag, PSet, PVector
 
 from checker.base.errors import MCheckError
+from checker.base.reading import TooLarge, read_bounded
 from checker.base.safefile import write_atomically
 from checker.values import ModelValue, Record
 from checker.values.fingerprint import sort_key
@@ -368,13 +369,11 @@ def read_itf(path: Path, types: dict[str, type] | None = None) -> ItfTrace:
     TraceFileError.  ``types`` (see :func:`record_types`) are the record types that may
     be rebuilt; any other record reads as a :class:`Record`."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TraceFileError(
-                f"{path} is {size:,} bytes: larger than a trace mcheck reads "
-                f"({MAX_FILE_BYTES:,} bytes)"
-            )
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+    except TooLarge:
+        raise TraceFileError(
+            f"{path} is larger than a trace mcheck reads ({MAX_FILE_BYTES:,} bytes)"
+        ) from None
     except FileNotFoundError:
         raise TraceFileError(f"trace file not found: {path}") from None
     except IsADirectoryError:

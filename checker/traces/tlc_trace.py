@@ -16,13 +16,13 @@ has them), the verdict TLC printed, and for a lasso the state its cycle returns 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.base.errors import MCheckError
+from checker.base.reading import TooLarge, read_bounded
 from checker.traces.tla_values import (
     Canon,
     TlaValueError,
@@ -86,19 +86,15 @@ class TlcTrace:
 
 def _read(path: Path) -> str:
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > MAX_TLC_BYTES:  # a regular file: refused by its size, not read
-                raise TlcFileError(f"{path} is larger than {MAX_TLC_BYTES:,} bytes: not read")
-            data = fh.read(MAX_TLC_BYTES + 1)  # a device or pipe has no size: bounded
+        data = read_bounded(path, MAX_TLC_BYTES)
+    except TooLarge:
+        raise TlcFileError(f"{path} is larger than {MAX_TLC_BYTES:,} bytes: not read") from None
     except FileNotFoundError:
         raise TlcFileError(f"file not found: {path}") from None
     except IsADirectoryError:
         raise TlcFileError(f"{path} is a folder, not a TLC output") from None
     except OSError as exc:
         raise TlcFileError(f"{path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_TLC_BYTES:
-        raise TlcFileError(f"{path} is larger than {MAX_TLC_BYTES:,} bytes: not read")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

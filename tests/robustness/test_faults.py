@@ -427,3 +427,33 @@ def test_more_workers_than_the_machine_runs_is_refused_before_any_starts(
     assert result.exit_code == 2, result.output
     assert f"this machine runs at most {process_limit()} worker processes" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "/dev/zero"],
+        ["show", "/dev/urandom"],
+        ["replay", "die_hard", "/dev/zero"],
+        ["validate", "die_hard", "/dev/zero", "--format", "itf"],
+        ["gate", "/dev/zero"],
+    ],
+)
+def test_a_device_is_read_no_further_than_a_file_could_be(args: list[str]) -> None:
+    """The ITF and manifest readers trusted st_size, 0 for a device, and read
+    /dev/zero until memory ran out (issue 43): one line, exit 2, under a 3 GB cap."""
+    done = subprocess.run(
+        [sys.executable, "-m", "checker", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: _cap_memory(3 << 30),
+    )
+    assert done.returncode == 2, done.stderr[-500:]
+    assert "is larger than" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def _cap_memory(limit: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
