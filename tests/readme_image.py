@@ -62,12 +62,38 @@ def recorded_digest(image: Path = IMAGE) -> str | None:
         return str(value) if value is not None else None
 
 
+def browser_path() -> str | None:
+    """Chromium on PATH, if any."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def screenshot(browser: str, html: Path, png: Path) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium's picture of the page ``html`` in the README's window size
+    (tests/test_picture.py takes its rendering test the same way)."""
+    return subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-dev-shm-usage",
+            f"--screenshot={png}",
+            f"--window-size={WINDOW}",
+            html.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def render(out: Path = IMAGE) -> None:
     """Photograph today's page with headless Chromium into ``out``, digest included."""
     from PIL import Image
     from PIL.PngImagePlugin import PngInfo
 
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    browser = browser_path()
     if browser is None:
         sys.exit("readme-image: needs chromium on PATH")
     text = page()
@@ -75,22 +101,7 @@ def render(out: Path = IMAGE) -> None:
         html = Path(tmp) / "hdds-16932.html"
         html.write_text(text)
         shot = Path(tmp) / "shot.png"
-        subprocess.run(
-            [
-                browser,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--disable-dev-shm-usage",
-                f"--screenshot={shot}",
-                f"--window-size={WINDOW}",
-                html.as_uri(),
-            ],
-            capture_output=True,
-            check=True,
-            timeout=120,
-        )
+        screenshot(browser, html, shot).check_returncode()
         info = PngInfo()
         info.add_text(DIGEST_KEY, digest(text))
         with Image.open(shot) as img:

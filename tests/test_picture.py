@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -22,6 +21,7 @@ from checker.traces.picture import html_page, mermaid, picture_of
 from checker.traces.timeline import TimelineData
 from checker.traces.tracefile import save_trace, timeline_of_run
 from checker.values import ModelValue, named_values
+from tests.readme_image import browser_path, screenshot
 
 SNAP = "scm_install_snapshot_leader_change"
 
@@ -137,7 +137,7 @@ def test_show_and_run_write_pictures(tmp_path: Path) -> None:
 
 
 def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+    return browser_path()
 
 
 @pytest.mark.skipif(
@@ -156,22 +156,7 @@ def test_a_browser_renders_the_hdds_16932_picture(tmp_path: Path) -> None:
     page.write_text(html_page(timeline_of_run(result, model)))
     save_trace(result, model, tmp_path / "bug.itf.json")
     png = tmp_path / "hdds-16932.png"
-    run = subprocess.run(
-        [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--disable-dev-shm-usage",
-            f"--screenshot={png}",
-            "--window-size=1300,700",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = screenshot(browser, page, png)
     assert png.is_file(), run.stderr[-2000:]
     img = image.open(png).convert("RGB")
     colours = img.getcolors(maxcolors=1 << 20) or []
