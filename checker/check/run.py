@@ -95,14 +95,16 @@ def _run(model: Model, options: Options | None) -> Result:
     if graph_now and not quotient:
         symmetric = False
     renamings = model.renamings if symmetric else [{}]
-    checkpointer, resumed = _checkpointing(model, opts, liveness, symmetric, deadlock, warnings)
-    if resumed is not None:
-        t0 -= resumed.stats.seconds
     outcome: Outcome | None = None
     recorder: GraphRecorder | None = None
+    resumed: Snapshot | None = None
     try:
-        # Set-up counts against --timeout too: 9! renamings take long before any state.
+        # Set-up counts against --timeout too: 9! renamings take long before any
+        # state, and a checkpoint from elsewhere may take long to read.
         with watchdog(deadline):
+            checkpointer, resumed = _checkpointing(
+                model, opts, liveness, symmetric, deadlock, warnings
+            )
             if opts.symmetry and len(model.renamings) > 1:
                 check_symmetry(model, deadline=deadline)
             outcome, recorder = explore(
@@ -127,13 +129,18 @@ def _run(model: Model, options: Options | None) -> Result:
                     action_generated=list(resumed.stats.action_generated),
                     action_distinct=list(resumed.stats.action_distinct),
                 )
-            reason = f"timeout {opts.timeout}s reached while setting up"
+            reading = opts.resume and resumed is None
+            reason = f"timeout {opts.timeout}s reached while " + (
+                "reading the checkpoint" if reading else "setting up"
+            )
             outcome = Outcome(Verdict.INCOMPLETE, stats, TraceTable(), reason=reason)
-            if resumed is not None:
+            if opts.resume:
                 outcome.warnings.append(
                     f"the checkpoint in {opts.checkpoint} is unchanged: continue with "
                     f"{command()} resume {opts.checkpoint}"
                 )
+    if resumed is not None:
+        t0 -= resumed.stats.seconds
     trace = _counterexample(model, outcome, renamings)
     result = _result(model, opts, outcome, symmetric, trace, warnings)
     if liveness and result.verdict is Verdict.OK:

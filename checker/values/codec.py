@@ -47,6 +47,17 @@ _IMAP: type = immutables.Map
 MAX_TEXT = 1 << 20
 MAX_DIGITS = 4000
 
+#: Deepest nesting a value may have: beyond what :class:`Writer` (recursive, like the
+#: engine's fingerprinting) can write, far below where hashing a nested tuple
+#: overflows the C stack (a value 10^6 deep crashed the process with no message).
+MAX_DEPTH = 500
+
+#: Most nodes a value may have when its shared sub-values are counted at each use:
+#: hashing and fingerprinting visit them all, so a small file of nodes that each use
+#: the previous one twice (2^100 of them, a "billion laughs") ran in C for ever,
+#: deaf to Ctrl-C and the watchdog.  A real state is many orders smaller.
+MAX_EXPANDED = 1 << 24
+
 
 class CodecError(MCheckError):
     """A value that cannot be written, or an encoding that does not read back."""
@@ -218,8 +229,13 @@ class Reader:
             raise CodecError("the values lack their 'types' and 'nodes' lists")
         self.types = [self._resolve(i, t, types) for i, t in enumerate(raw_types)]
         self.values: list[Any] = []
+        # Per node: its nesting depth and its size with shared sub-values expanded,
+        # checked before anything hashes it (building a frozenset or map does).
+        self.depth: list[int] = []
+        self.expanded: list[int] = []
         for i, node in enumerate(nodes):
             try:
+                self._measure(node)
                 self.values.append(self._build(node))
             except CodecError as exc:
                 raise CodecError(f"value node {i}: {exc}") from None
@@ -255,6 +271,35 @@ class Reader:
         if type(r) is not int or not 0 <= r < limit:
             raise CodecError(f"{_clip(r)} is not the index of an earlier node")
         return r
+
+    def _measure(self, node: Any) -> None:
+        """Record the depth and expanded size of ``node`` (refused past the bounds)."""
+        if not isinstance(node, list) or not node or not isinstance(node[0], str):
+            raise CodecError(f"{_clip(node)} is not a node")
+        kind = node[0]
+        if kind in _CONTAINERS:
+            refs = node[1:]
+        elif kind in ("R", "D") and len(node) >= 2:
+            refs = node[2:]
+        else:
+            self.depth.append(0)
+            self.expanded.append(1)
+            return
+        n = len(self.values)
+        depth, expanded = 0, 1
+        for r in refs:
+            i = self._ref(r, n)
+            depth = max(depth, self.depth[i])
+            expanded += self.expanded[i]
+        if depth >= MAX_DEPTH:
+            raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels")
+        if expanded > MAX_EXPANDED:
+            raise CodecError(
+                f"a value of more than {MAX_EXPANDED:,} parts once its shared parts are "
+                "counted at each use"
+            )
+        self.depth.append(depth + 1)
+        self.expanded.append(expanded)
 
     def _build(self, node: Any) -> Any:
         if not isinstance(node, list) or not node or not isinstance(node[0], str):

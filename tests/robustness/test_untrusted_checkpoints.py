@@ -18,6 +18,7 @@ import hashlib
 import json
 import pickle
 import pickletools
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -409,3 +410,76 @@ def test_the_genuine_checkpoint_still_resumes(folder: Path) -> None:
     done = _resume(folder, "--json")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout.strip().splitlines()[-1])["distinct_states"] == 1760
+
+
+# -- values that cost more than their bytes --------------------------------------------
+
+
+def _queued_value(folder: Path, nodes: Callable[[int], list[list[Any]]]) -> None:
+    """Replace the first queued state by a value made of ``nodes(n)`` appended after
+    the file's ``n`` nodes, a frozenset of the last one on top (building it hashes it)."""
+
+    def edit(doc: dict[str, Any]) -> Any:
+        extra = nodes(len(doc["nodes"]))
+        doc["nodes"].extend(extra)
+        doc["nodes"].append(["F", len(doc["nodes"]) - 1])
+        doc["states"][0] = len(doc["nodes"]) - 1
+        return doc
+
+    _rewrite(folder, frontier=edit)
+
+
+def test_a_value_nested_a_million_deep_is_refused_not_a_crash(folder: Path) -> None:
+    # Hashing a tuple nested 10**6 deep overflowed the C stack: exit -11, no message.
+    def deep(n: int) -> list[list[Any]]:
+        return [["I", 0]] + [["T", n + i] for i in range(1_000_000)]
+
+    _queued_value(folder, deep)
+    _refused(_resume(folder), "nested deeper than 500 levels")
+
+
+def test_a_billion_laughs_value_is_refused_at_once(folder: Path) -> None:
+    # 2.4 KB of nodes that each use the previous one twice: 2**100 parts to hash,
+    # in C, deaf to the watchdog and to SIGTERM.
+    def laughs(n: int) -> list[list[Any]]:
+        return [["I", 0]] + [["T", n + i, n + i] for i in range(100)]
+
+    _queued_value(folder, laughs)
+    t0 = time.monotonic()
+    _refused(_resume(folder, "--timeout", "30"), "parts once its shared parts are counted")
+    assert time.monotonic() - t0 < 20
+
+
+def test_a_value_at_the_bounds_still_reads_back() -> None:
+    from checker.values.codec import MAX_DEPTH, Reader, Writer
+
+    # As deep as the writer goes (it is recursive, like the engine's fingerprinting),
+    # and as wide as a large state.
+    chain: Any = 0
+    for _ in range(MAX_DEPTH - 100):
+        chain = (chain,)
+    wide = tuple(range(100_000))
+    w = Writer()
+    refs = [w.add(chain), w.add(wide)]
+    r = Reader(w.document(), {})
+    assert r.value(refs[0]) == chain and r.value(refs[1]) == wide
+
+
+def test_timeout_covers_reading_the_checkpoint(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reading was before the watchdog started: a file slow to read ran past --timeout.
+    real = ckpt.read
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        while True:
+            time.sleep(0.05)
+        return real(*args, **kwargs)  # pragma: no cover
+
+    monkeypatch.setattr(ckpt, "read", slow)
+    t0 = time.monotonic()
+    result = _resume(folder, "--timeout", "1")
+    assert result.exit_code == 3, result.output
+    assert "while reading the checkpoint" in result.output
+    assert "is unchanged" in result.output
+    assert time.monotonic() - t0 < 30
