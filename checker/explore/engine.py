@@ -674,11 +674,15 @@ class Exploration:
             if event is not None and ns.key == event.key:
                 event_ordinal = ordinal
                 break
-            if limit is not None and stats.distinct >= limit:
-                cut = ns.key
-                event = None
+            if limit is not None and stats.distinct >= limit and stop is None:
                 stop = self._stop(Verdict.INCOMPLETE, f"max-states {limit} reached")
-                break
+                if self.checkpointer is None:
+                    cut = ns.key
+                    event = None
+                    break
+                # With --checkpoint the chunk in hand is finished (the saved frontier
+                # must be the table's), so the count may pass the limit by a chunk;
+                # an event within it is still reported, as a finished chunk's would be.
         generated, per_action = chunk.generated_before(cut)
         stats.generated += generated
         for ai, count in per_action.items():
@@ -686,11 +690,11 @@ class Exploration:
         stats.queue = chunk.frontier
         stats.queue_peak = max(stats.queue_peak, chunk.frontier)
         self.truncated = self.truncated or chunk.truncated
-        if stop is not None:
-            return stop
-        if event is None:
-            return None
-        return self._event_outcome(event, event_ordinal)
+        if event is not None:
+            return self._event_outcome(event, event_ordinal)
+        if stop is not None and self.checkpointer is not None:
+            self._save(final=True)
+        return stop
 
     def _commit_columns(self, new: NewColumns) -> None:
         """Record a whole level at once (no event, no limit inside it)."""
