@@ -21,6 +21,26 @@ from typing import BinaryIO
 from checker.base.errors import ConfigError
 
 
+class WriteFailed(ConfigError):
+    """A file could not be written (a full disk, a read-only folder); the previous
+    content of the target, if any, is unchanged and no temporary file is left."""
+
+
+def check_writable(target: str | os.PathLike[str], what: str) -> None:
+    """Refuse now, with one line, an output that could not be written later (after a
+    long run): ``target`` must be a file its existing folder lets us replace (a new
+    file made there, then removed) and, if it exists, writable itself."""
+    path = Path(target)
+    try:
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+        if path.exists() and not os.access(path, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
 def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
@@ -51,9 +71,12 @@ def atomic_writer(target: str | os.PathLike[str], *, durable: bool = False) -> I
             if durable:
                 os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            # A full disk or a folder gone read-only: one line, the old file whole.
+            raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
     if durable:
         sync_folder(folder)

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from checker.base.errors import ConfigError
-from checker.base.safefile import atomic_writer
+from checker.base.safefile import atomic_writer, check_writable
 from checker.check import checkpointkey
 from checker.explore import options
 from checker.explore.result import Stats
@@ -229,6 +229,8 @@ def folder_lock(folder: str | os.PathLike[str]) -> Iterator[None]:
             raise ConfigError(
                 f"checkpoint folder {folder} is in use by another mcheck run or resume"
             ) from None
+        # A folder the run could not save into is refused before it starts.
+        check_writable(path / FILE, "checkpoints to")
         yield
     finally:
         os.close(fd)
@@ -474,8 +476,10 @@ def _check_graph(path: Path, stats: Stats, g: GraphImage) -> None:
         raise bad("an edge leads to a state not recorded")
     if len(g.iids) and (g.iids.min() < 0 or g.iids.max() >= len(g.instances)):
         raise bad("an edge names an action instance not listed")
-    if len(g.ks) and g.ks.min() < 0:
-        raise bad("a negative successor index")
+    if len(g.ks) and (g.ks.min() < 0 or g.ks.max() >= 1 << 31):
+        raise bad("a successor index below 0 or past 2^31 (the graph keeps 32 bits)")
+    if len(g.iids) and len(g.instances) >= 1 << 31:
+        raise bad("more action instances than the graph's 32 bits number")
     if len(g.enabled) and g.enabled.min() < 0:
         raise bad("a negative fairness constraint")
     if len(g.cut) != n or (g.cut > 1).any():

@@ -28,12 +28,13 @@ from typing import Any
 
 from checker.base.errors import ConfigError
 from checker.base.invocation import command
+from checker.base.safefile import WriteFailed
 from checker.base.signals import DeadlineReached, kept_handlers, watchdog
 from checker.check import checkpoint
 from checker.check.assemble import explore
 from checker.check.symmetry import check_symmetry, temporal_symmetry_problem
 from checker.explore.collector import paced_collector
-from checker.explore.engine import Outcome
+from checker.explore.engine import Outcome, SaveFailed
 from checker.explore.options import Options
 from checker.explore.result import Result, Stats, Verdict
 from checker.explore.snapshot import Snapshot
@@ -224,7 +225,16 @@ def _checkpointing(
     def save(snap: Snapshot) -> str:
         snap.identity = identity
         snap.origin = origin
-        path = checkpoint.write(folder, snap, types)
+        try:
+            path = checkpoint.write(folder, snap, types)
+        except WriteFailed as exc:
+            kept = (
+                f"; the previous checkpoint in {folder} stays (continue with {command()} "
+                f"resume {folder})"
+                if checkpoint.exists(folder)
+                else ""
+            )
+            raise SaveFailed(f"the checkpoint could not be saved ({exc}){kept}") from None
         return (
             f"checkpoint of {snap.stats.distinct:,} states saved to {path}: continue with "
             f"{command()} resume {folder}"

@@ -44,7 +44,7 @@ from rich.text import Text
 from checker.authoring.loader import load_spec_class
 from checker.base.errors import ConfigError, MCheckError
 from checker.base.reading import TooLarge, read_bounded
-from checker.base.safefile import write_atomically
+from checker.base.safefile import check_writable, write_atomically
 from checker.base.signals import ignore_interrupts, say_ready
 from checker.check.run import run
 from checker.cli.pool import CheckPool
@@ -477,7 +477,10 @@ def run_gate(
     if not checks:
         raise ConfigError(f"no check matches {', '.join(only)}")
     if junit:
-        _check_writable(Path(junit), "the JUnit report")
+        check_writable(junit, "the JUnit report")
+    if update:
+        # Checked before the checks run, not found out after every one has.
+        check_writable(path, "the manifest")
     folder = traces if traces is not None else path.resolve().parent / "traces"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -558,19 +561,6 @@ def _mark(o: GateOutcome) -> Text:
     if o.stopped is not None:
         return Text(o.stopped, style="yellow")
     return Text("pass", style="green") if o.passed else Text("FAIL", style="bold red")
-
-
-def _check_writable(target: Path, what: str) -> None:
-    """Refuse, before any check runs, a report the gate could not write at its end."""
-    existed = target.exists()
-    try:
-        with open(target, "a"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"cannot write {what} to {target}: {exc.strerror or exc}") from None
-    if not existed:
-        with contextlib.suppress(OSError):
-            target.unlink()
 
 
 def _write_atomically(target: Path, text: str) -> None:

@@ -581,7 +581,7 @@ class Exploration:
             outcome = self._stop(
                 Verdict.INCOMPLETE, f"out of memory after {stats.distinct:,} distinct states"
             )
-        except WorkerLost as exc:
+        except (WorkerLost, SaveFailed) as exc:
             outcome = self._stop(Verdict.INCOMPLETE, str(exc))
         finally:
             del reserve
@@ -733,6 +733,11 @@ class Exploration:
             extra=extra,
             error=event.error,
         )
+
+
+class SaveFailed(Exception):
+    """Raised by a checkpointer that could not write its checkpoint (a full disk, a
+    folder gone read-only): the run stops, incomplete, with its figures so far."""
 
 
 class WorkerLost(Exception):
