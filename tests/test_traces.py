@@ -391,3 +391,45 @@ def test_variables_owned_by_env_are_drawn_in_its_lane(tmp_path: Path) -> None:
         assert any(c.startswith("startPath[s1] ") for c in cells["env"]), cells
         assert any(c.startswith("dnServerStarted ") for c in cells["s1"]), cells
         assert not any(c.startswith("start") for c in cells["s1"]), cells
+
+
+def test_a_long_timeline_is_drawn_block_by_block_with_whole_step_numbers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A 300,000-step trace printed nothing for minutes: every step's cells were worked
+    # out (1.2 GB) before the one table was printed; steps past 999 showed as "19...".
+    import checker.traces.timeline as timeline
+
+    n = 2 * timeline.BLOCK + 7
+    data = timeline.TimelineData(
+        spec="long",
+        variant="default",
+        var_names=("x",),
+        states=[{"x": i} for i in range(n + 1)],
+        actions=[None] + ["Step"] * n,
+        actors=[None] * (n + 1),
+        lanes=[],
+    )
+    worked_out = {"n": 0}
+    real = timeline.step_changes
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        worked_out["n"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timeline, "step_changes", counted)
+    out = io.StringIO()
+    console = Console(file=out, width=100, no_color=True)
+    seen_at_print: list[int] = []
+    real_print = console.print
+
+    def recording_print(*args: Any, **kwargs: Any) -> None:
+        seen_at_print.append(worked_out["n"])
+        real_print(*args, **kwargs)
+
+    monkeypatch.setattr(console, "print", recording_print)
+    timeline.render_timeline(data, console)
+    text = out.getvalue()
+    # The first table is printed once its block is worked out, not after every step.
+    assert timeline.BLOCK in seen_at_print and worked_out["n"] == n
+    assert f"│ {n} │" in text and f"x {n - 1}->{n}" in text and "…" not in text

@@ -240,24 +240,13 @@ def render_timeline(
         console.print(Text(f"  {var} = {show(data.states[0][var])}"), overflow="fold")
     if full:
         _render_full(data, console, names)
-    elif n > 0:  # a 0-step counterexample is its initial state: no empty table
-        steps = []
-        for i in range(1, len(data.states)):
-            label = Text(data.actions[i] or "?", style="bold")
-            if data.actors[i]:
-                label.append(f" @{data.actors[i]}", style="dim")
-            steps.append((i, label, step_changes(data, i, only)))
-        # Lanes where nothing happens in the whole trace take no room.
-        lanes = [ln for ln in [*data.lanes, ENV] if any(cells[ln] for _, _, cells in steps)]
-        widths = {ln: _longest_word(t for _, _, cells in steps for t in cells[ln]) for ln in lanes}
-        action_w = min(_longest_word(label for _, label, _ in steps), 30)
-        # Each column at least as wide as its longest word, so no word is split; when
-        # that cannot fit the terminal, one step per block, one line per change.
-        need = 3 + action_w + sum(widths.values()) + 3 * (len(lanes) + 2) + 1
-        if need <= console.width:
-            _render_table(data, console, steps, lanes, widths, action_w)
-        else:
-            _render_stacked(data, console, steps, lanes)
+    else:
+        # A long trace is drawn BLOCK steps at a time, each block printed as soon as it
+        # is worked out: a 300,000-step trace printed nothing for minutes and held
+        # every step's cells (1.2 GB) before the first line.
+        number_w = max(3, len(str(n)))
+        for start in range(1, n + 1, BLOCK):
+            _render_block(data, console, range(start, min(start + BLOCK, n + 1)), only, number_w)
     if data.loop is not None:
         console.print(
             Text(
@@ -286,6 +275,37 @@ def render_timeline(
                 console.print(Text(f"  {var} = {show(last[var])}"), overflow="fold")
 
 
+#: Steps per table of a long timeline (see :func:`render_timeline`).
+BLOCK = 500
+
+
+def _render_block(
+    data: TimelineData,
+    console: Console,
+    block: range,
+    only: set[str] | None,
+    number_w: int,
+) -> None:
+    """Steps ``block`` of the timeline as one table (or stacked, when narrow)."""
+    steps = []
+    for i in block:
+        label = Text(data.actions[i] or "?", style="bold")
+        if data.actors[i]:
+            label.append(f" @{data.actors[i]}", style="dim")
+        steps.append((i, label, step_changes(data, i, only)))
+    # Lanes where nothing happens in the block take no room.
+    lanes = [ln for ln in [*data.lanes, ENV] if any(cells[ln] for _, _, cells in steps)]
+    widths = {ln: _longest_word(t for _, _, cells in steps for t in cells[ln]) for ln in lanes}
+    action_w = min(_longest_word(label for _, label, _ in steps), 30)
+    # Each column at least as wide as its longest word, so no word is split; when
+    # that cannot fit the terminal, one step per block, one line per change.
+    need = number_w + action_w + sum(widths.values()) + 3 * (len(lanes) + 2) + 1
+    if need <= console.width:
+        _render_table(data, console, steps, lanes, widths, action_w, number_w)
+    else:
+        _render_stacked(data, console, steps, lanes, number_w)
+
+
 def _longest_word(texts: Any) -> int:
     """The longest whitespace-separated word among ``texts`` (Text or str)."""
     return max(
@@ -307,18 +327,19 @@ def _render_table(
     lanes: list[str],
     widths: dict[str, int],
     action_w: int,
+    number_w: int = 3,
 ) -> None:
     # Explicit content widths: every column gets its longest word, and the room left
     # is shared out (lanes 3 parts, the action 2), so rich never has to split a word.
     cols = ["action", *lanes]
     base = {"action": action_w, **widths}
     share = {c: (2 if c == "action" else 3) for c in cols}
-    used = 3 + sum(base.values()) + 3 * (len(cols) + 1) + 1
+    used = number_w + sum(base.values()) + 3 * (len(cols) + 1) + 1
     spare = max(0, console.width - used)
     parts = sum(share.values())
     final = {c: base[c] + spare * share[c] // parts for c in cols}
     table = Table(show_lines=True, expand=False, padding=(0, 1))
-    table.add_column("#", justify="right", no_wrap=True, width=3)
+    table.add_column("#", justify="right", no_wrap=True, width=number_w)
     table.add_column("action", overflow="fold", width=final["action"])
     for lane in lanes:
         table.add_column(lane, overflow="fold", width=final[lane])
@@ -338,6 +359,7 @@ def _render_stacked(
     console: Console,
     steps: list[tuple[int, Text, dict[str, list[Text]]]],
     lanes: list[str],
+    number_w: int = 3,
 ) -> None:
     """Too narrow for a column per lane: each step a heading, then ``lane: change``
     lines (wrapped at word boundaries, indented under the change)."""
@@ -346,7 +368,7 @@ def _render_stacked(
         marker = _loop_marker(data, i)
         if marker is not None:
             console.print(marker)
-        head = Text(f"{i:>3} ", style="bold")
+        head = Text(f"{i:>{number_w}} ", style="bold")
         head.append_text(label)
         console.print(head)
         for lane in lanes:
