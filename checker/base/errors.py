@@ -48,6 +48,11 @@ class EvaluationError(MCheckError):
         state: Any = None,
         ordinal: int | None = None,
     ) -> None:
+        if isinstance(cause, MemoryError):
+            # The machine ran out, not the spec: every ``except Exception`` that wraps
+            # spec code in this error lets it through, so the run ends incomplete
+            # (exit 3, one line) rather than with a spec error and its traceback.
+            raise cause
         self.where = where
         self.cause = cause
         self.state = state

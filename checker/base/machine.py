@@ -42,3 +42,21 @@ def check_process_count(flag: str, count: int) -> None:
             f"{flag} {shown}: this machine runs at most {limit} worker processes "
             f"({os.cpu_count() or 1} cores, {PER_CORE} per core, within the open-file limit)"
         )
+
+
+def memory_available() -> int | None:
+    """Bytes this process may still use: the smaller of the system's available memory
+    (``MemAvailable``) and the address-space limit (``ulimit -v``); None if unknown."""
+    bounds: list[int] = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        bounds.append(soft)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    bounds.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return min(bounds) if bounds else None

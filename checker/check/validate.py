@@ -62,7 +62,7 @@ class LogError(MCheckError):
     """A malformed log: the line and the reason (exit 2)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogEvent:
     """One implementation event: its name, parameters, and the values it recorded."""
 
@@ -191,7 +191,12 @@ def read_ndjson(path: Path, tag: str = "trace") -> list[LogEvent]:
     are events (a ``"tag": "config"`` line and lines without the tag are skipped, as
     Specula's harnesses document) and every field of the event but ``name`` and
     ``state`` is a parameter (``nid``, ``msg``, ...)."""
-    rows: list[tuple[int, str, dict[str, Any]]] = []
+    events: list[LogEvent] = []
+    # Each line is made an event as it is read, so a large log is not held twice
+    # over.  The log is in the envelope form if any line has a "tag": then the lines
+    # read as flat events so far are dropped, and so is any complaint about them.
+    enveloped = False
+    flat_error: str | None = None
     for n, raw in enumerate(_read_text(path).splitlines(), start=1):
         text = raw.strip()
         if not text or text.startswith("#"):
@@ -205,22 +210,35 @@ def read_ndjson(path: Path, tag: str = "trace") -> list[LogEvent]:
             raise LogError(f"{path}:{n}: not a loggable value ({exc})") from None
         if not isinstance(obj, dict):
             raise LogError(f"{path}:{n}: an event must be a JSON object")
-        rows.append((n, text, obj))
-    if any("tag" in obj for _, _, obj in rows):
-        return [_enveloped(path, n, text, obj) for n, text, obj in rows if obj.get("tag") == tag]
-    events: list[LogEvent] = []
-    for n, text, obj in rows:
-        name = obj.get("event")
-        if not isinstance(name, str) or not name:
-            raise LogError(f'{path}:{n}: the event has no "event" name')
-        params, state = obj.get("params", {}), obj.get("state", {})
-        if not isinstance(params, dict) or not isinstance(state, dict):
-            raise LogError(f'{path}:{n}: "params" and "state" must be objects')
-        unknown = set(obj) - {"event", "params", "state", "time", "node"}
-        if unknown:
-            raise LogError(f"{path}:{n}: unknown field {sorted(unknown)[0]!r}")
-        events.append(LogEvent(n, name, params, state, text=text))
+        if not enveloped and "tag" in obj:
+            enveloped, flat_error = True, None
+            events.clear()
+        if enveloped:
+            if obj.get("tag") == tag:
+                events.append(_enveloped(path, n, text, obj))
+        elif flat_error is None:
+            flat = _flat(n, text, obj)
+            if isinstance(flat, str):
+                flat_error = f"{path}:{n}: {flat}"
+            else:
+                events.append(flat)
+    if flat_error is not None:
+        raise LogError(flat_error)
     return events
+
+
+def _flat(n: int, text: str, obj: dict[str, Any]) -> LogEvent | str:
+    """One event of mcheck's flat form, or what is wrong with it."""
+    name = obj.get("event")
+    if not isinstance(name, str) or not name:
+        return 'the event has no "event" name'
+    params, state = obj.get("params", {}), obj.get("state", {})
+    if not isinstance(params, dict) or not isinstance(state, dict):
+        return '"params" and "state" must be objects'
+    unknown = set(obj) - {"event", "params", "state", "time", "node"}
+    if unknown:
+        return f"unknown field {sorted(unknown)[0]!r}"
+    return LogEvent(n, name, params, state, text=text)
 
 
 def _enveloped(path: Path, n: int, text: str, obj: dict[str, Any]) -> LogEvent:
@@ -329,14 +347,14 @@ def _is_set(v: Any) -> bool:
 # -- the search -----------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     state: Any
     parent: _Node | None
     #: Steps taken from the parent: (action index, params, state, log line or None).
-    steps: list[tuple[int, tuple[Any, ...], Any, int | None]]
+    steps: tuple[tuple[int, tuple[Any, ...], Any, int | None], ...]
     #: Observations matched here: log lines.
-    seen: list[int] = field(default_factory=list)
+    seen: tuple[int, ...] = ()
     #: The state's fingerprint and its variables' terms (a successor's fingerprint
     #: is computed from them by what changed, as the explorer does).
     fp: int = 0
@@ -429,7 +447,7 @@ class Validator:
 
     def _root(self, state: Any) -> _Node:
         fp, terms = self.fpr.initial(self.model.variables(state))
-        return _Node(state, None, [], fp=fp, terms=terms)
+        return _Node(state, None, (), fp=fp, terms=terms)
 
     def _fp_after(self, parent: _Node, state: Any) -> tuple[int, tuple[int, ...]]:
         """A successor's fingerprint and terms from its parent's (what changed only)."""
@@ -519,6 +537,8 @@ class Validator:
                 seen.add(root.fp)
                 frontier.append(root)
         done = 0
+        # Released on running out of memory, so the report can still be made.
+        reserve: bytearray | None = bytearray(8 << 20)
         try:
             with stop_signals(), watchdog(deadline):
                 for ev in events:
@@ -533,6 +553,13 @@ class Validator:
                         return out
                     frontier = nxt
                     done += 1
+                    # Nodes behind the frontier are kept only for the behaviour: their
+                    # variables' terms (for successors' fingerprints) can go.
+                    for n in nxt:
+                        p = n.parent
+                        while p is not None and p.terms:
+                            p.terms = ()
+                            p = p.parent
         except _Limit as exc:
             return self._incomplete(done, str(exc), t0)
         except DeadlineReached:
@@ -540,6 +567,11 @@ class Validator:
         except KeyboardInterrupt:
             ignore_interrupts()
             return self._incomplete(done, "interrupted", t0)
+        except MemoryError:
+            reserve = None
+            frontier = []
+            return self._incomplete(done, f"out of memory after {done:,} events", t0)
+        del reserve
         self.frontier = frontier
         trace, lines = self.behaviour(frontier[0])
         return Validation(
@@ -576,7 +608,7 @@ class Validator:
                         continue
                     seen.add(f)
                     self._count()
-                    nxt.append(_Node(t, n, [(ai, params, t, None)], fp=f, terms=terms))
+                    nxt.append(_Node(t, n, ((ai, params, t, None),), fp=f, terms=terms))
             out += nxt
             level = nxt
         return out
@@ -647,9 +679,9 @@ class Validator:
                 continue
             seen.add(key)
             if ai is None:
-                out.append(_Node(t, c, [], [ev.line], fp=f, terms=terms))
+                out.append(_Node(t, c, (), (ev.line,), fp=f, terms=terms))
             else:
-                out.append(_Node(t, c, [(ai, params, t, ev.line)], fp=f, terms=terms))
+                out.append(_Node(t, c, ((ai, params, t, ev.line),), fp=f, terms=terms))
         return out
 
     def explain(self, frontier: list[_Node], ev: LogEvent, rule: On) -> Validation:
@@ -775,6 +807,8 @@ def _mapping_call(ev: LogEvent, fn: Callable[..., Any], *args: Any) -> Any:
         raise LogError(
             f"line {ev.line}: event {ev.name!r} has no parameter {exc}, which the mapping reads"
         ) from None
+    except MemoryError:
+        raise
     except Exception as exc:
         raise LogError(
             f"line {ev.line}: the mapping of event {ev.name!r} raised {type(exc).__name__}: {exc}"

@@ -759,6 +759,7 @@ def _validate_one(
     from checker.check.validate import LogError, Validator, mapping_of, read_log
 
     log = str(path)
+    _say_memory_needed(path)
     try:
         events = read_log(path, fmt, type(instance), tag)
         # An ITF trace names actions and full states: the spec's log mapping is for logs.
@@ -1193,6 +1194,30 @@ def show_trace(
         return
     console = _console(no_color, width)
     render_timeline(data, console, full=full, only_vars=only)
+
+
+#: Memory a validation takes per byte of log, about (500,000 events of die_hard, a
+#: 28 MB log: 767 MB at its peak): the events, then one node per matched state.
+VALIDATE_BYTES_PER_LOG_BYTE = 28
+
+
+def _say_memory_needed(path: Path) -> None:
+    """Before a long validation, say so if the log looks too large for the memory left
+    (it then ends incomplete, exit 3, when memory runs out)."""
+    from checker.base.machine import memory_available
+
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # read_log says why, in one line
+    need = size * VALIDATE_BYTES_PER_LOG_BYTE
+    have = memory_available()
+    if have is not None and need > have:
+        click.echo(
+            f"warning: {path} ({size / 2**20:,.0f} MB) may need about {need / 2**30:.1f} GB "
+            f"to validate; {have / 2**30:.1f} GB is available, so it may end incomplete",
+            err=True,
+        )
 
 
 def _picture_text(data: TimelineData, fmt: str) -> str:

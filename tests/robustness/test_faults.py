@@ -457,3 +457,51 @@ def _cap_memory(limit: int) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+def test_validate_running_out_of_memory_is_one_line_exit_3(tmp_path: Path) -> None:
+    # A log too large for the memory left ended in "out of memory" and 113 lines of
+    # MemoryError tracebacks, exit 1 ("no behaviour matches"): spec code that raised
+    # MemoryError was reported as the spec's error.
+    log = tmp_path / "big.ndjson"
+    fill = json.dumps({"event": "FillSmall", "state": {"small": 3, "big": 0}})
+    empty = json.dumps({"event": "EmptySmall", "state": {"small": 0, "big": 0}})
+    log.write_text(f"{fill}\n{empty}\n" * 1_000_000)
+    limit = str(700 * 1024 * 1024)
+    proc = subprocess.run(
+        ["prlimit", f"--as={limit}", *MCHECK, "validate", "die_hard", str(log)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 3, (proc.stdout[-2000:], proc.stderr[-2000:])
+    assert "out of memory" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    # Said before it starts: the log is larger than the memory left could validate.
+    assert "may need about" in proc.stderr.splitlines()[0], proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 2, proc.stderr
+
+
+def test_spec_code_out_of_memory_is_incomplete_not_a_spec_error(tmp_path: Path) -> None:
+    spec = tmp_path / "hungry.py"
+    spec.write_text(
+        "from typing import NamedTuple\n"
+        "from checker import Spec, action, invariant\n\n"
+        "class S(NamedTuple):\n    x: int\n\n"
+        "class Hungry(Spec):\n"
+        "    def init(self):\n        return [S(0)]\n\n"
+        "    @action\n"
+        "    def Grow(self, s):\n        return S(s.x + 1) if s.x < 5 else None\n\n"
+        "    @invariant\n"
+        "    def Small(self, s):\n"
+        "        if s.x == 3:\n            raise MemoryError\n"
+        "        return True\n"
+    )
+    proc = subprocess.run(
+        [*MCHECK, "run", str(spec)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert "out of memory" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr and "raised" not in proc.stdout
