@@ -236,6 +236,23 @@ def folder_lock(folder: str | os.PathLike[str]) -> Iterator[None]:
         os.close(fd)
 
 
+def _in_use(folder: Path) -> bool:
+    """Whether a run or resume holds ``folder``'s lock now (without taking it)."""
+    try:
+        fd = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing drops a lock this probe took
+    return False
+
+
 def exists(folder: str | os.PathLike[str]) -> bool:
     """Whether ``folder`` holds a checkpoint."""
     return (Path(folder) / FILE).is_file()
@@ -585,6 +602,10 @@ def _read(root: Path, body: bool) -> tuple[dict[str, Any], bytes | None]:
                 )
             data = f.read(expected)
     except FileNotFoundError:
+        if _in_use(root):
+            raise ConfigError(
+                f"{root} holds no checkpoint yet: the mcheck run using it has not saved one"
+            ) from None
         raise ConfigError(f"{root} holds no checkpoint ({FILE})") from None
     except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise CorruptCheckpoint(f"{path}: cannot be read ({exc})") from None

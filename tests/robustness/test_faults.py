@@ -401,6 +401,22 @@ def test_a_checkpoint_folder_in_use_is_refused(
     assert again.exit_code == 3, again.output
 
 
+def test_resuming_a_folder_whose_run_has_not_saved_yet_says_so(tmp_path: Path) -> None:
+    # It said the folder "holds no checkpoint", as if no run were using it.
+    from click.testing import CliRunner
+
+    from checker.check.checkpoint import folder_lock
+    from checker.cli.commands import main
+
+    fresh = tmp_path / "fresh"
+    with folder_lock(fresh):
+        held = CliRunner().invoke(main, ["resume", str(fresh)])
+    assert held.exit_code == 2, held.output
+    assert "has not saved one" in held.stderr
+    idle = CliRunner().invoke(main, ["resume", str(fresh)])
+    assert idle.exit_code == 2 and "holds no checkpoint (" in idle.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
