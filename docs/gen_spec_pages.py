@@ -75,14 +75,6 @@ EXTRA = [
         "holds",
     ),
     GateCheck(
-        "fix, one restart",
-        "om_leader_ready_before_apply",
-        "fix",
-        {"MAX_RESTARTS": 1},
-        [],
-        "holds",
-    ),
-    GateCheck(
         "fix, MaxMsgs=1",
         "ratis_heartbeat_match_index",
         "fix",

@@ -37,7 +37,8 @@ Variants: ``bug``; ``fix`` (the patch of commit 6aafce539); ``fix_and_commit_gua
 (the fix plus an ``effectiveCommitIndex`` that counts from -1 for a request with no
 previous entry: see the finding below); ``mutant_fix_with_previous_only`` (the fix
 applied only to heartbeats that carry a previous entry, which is all the report's
-unit test 2 exercises: kept so the gate shows it is caught).
+unit test 2 exercises: kept so the gate shows it is caught); ``mutant_max_on_every_success``
+(see Progress below).
 
 Results (engine, pinned in ``tests/test_seed_ratis.py``): ``bug`` violates
 MatchIndexSound in 8 actions and CommitImpliesQuorumReplication in 9 at the defaults,
@@ -57,6 +58,23 @@ the back-off, floored at matchIndex + 1 = 3, leaves nextIndex at 3 forever.  ``f
 holds it and FollowersEventuallyMatchLeader.  (The shortest lasso of
 FollowersEventuallyMatchLeader is the other branch: the leader's nextIndex lies past
 its own log, so only heartbeats go out and each one succeeds.)
+
+Progress (issue 48): both properties above ask only that the logs agree, so a patch
+that applies the fix's ``max(old, previous + 1)`` to every SUCCESS, replies to entries
+included (``mutant_max_on_every_success``), passed everything while freezing the
+leader's matchIndex and commit for good.  LeaderLearnsWhatFollowerHolds (once a
+follower holds the leader's whole log, eventually the leader's matchIndex says so) and
+LeaderCommitsWhatQuorumHolds (once a quorum holds it, the leader commits it) ask for
+what Raft promises and Ratis needs, under the fairness above; the mutant violates the
+first with a 17-action lasso (``MaxMsgs=1 MaxClientRequests=1``) and holds every safety
+invariant; ``fix`` holds both at the defaults, there and in ``deep``.  Both are asked of
+a leader whose log ends with an entry of its term, as a Ratis leader's does once its
+startup entry is appended: a model leader elected with a full log (``MaxLogLen``)
+appends none and sends only heartbeats, from which the fix rightly learns nothing.
+Not modelled: pipelined appends (``GrpcLogAppender`` keeps several requests in flight;
+here one per pair), where the fix's heartbeat branch could change a state; with one
+outstanding request it never does, so a patch that drops that branch has the fix's
+exact counts.
 
 Finding, separate from RATIS-2605 (``Init=empty``, MaxTerm=3, MaxMsgs=1): ``bug`` and
 ``fix`` both violate StateMachineSafety in 16 actions.  s1 wins term 2 and appends
@@ -184,7 +202,13 @@ class RatisHeartbeatMatchIndex(Spec):
         "MaxRestarts": 0,
         "Init": "seeded",
     }
-    variants = ("bug", "fix", "fix_and_commit_guard", "mutant_fix_with_previous_only")
+    variants = (
+        "bug",
+        "fix",
+        "fix_and_commit_guard",
+        "mutant_fix_with_previous_only",
+        "mutant_max_on_every_success",
+    )
     symmetry = ("Server",)
     # Strong fairness of the appender (the MaxMsgs guard can disable it now and then):
     # it sends entries when it has some, and its heartbeat timer fires, which is the
@@ -467,7 +491,8 @@ class RatisHeartbeatMatchIndex(Spec):
             patched = self.variant in ("fix", "fix_and_commit_guard") or (
                 self.variant == "mutant_fix_with_previous_only" and m.mreqPrevIndex >= 0
             )
-            if patched and m.mreqHeartbeat:
+            if (patched and m.mreqHeartbeat) or self.variant == "mutant_max_on_every_success":
+                # The fix's rule; the mutant applies it to replies to entries too.
                 new = max(old, m.mreqPrevIndex + 1)
             else:
                 new = m.mnextIndex
@@ -549,6 +574,46 @@ class RatisHeartbeatMatchIndex(Spec):
         INCONSISTENCY, eventually i is no longer leader or j holds i's whole log; the
         back-off reaches the common prefix and the conflicting tail is truncated."""
         return self.follower_matches(s, i, j)
+
+    @leads_to(
+        lambda self, s, i, j: (
+            s.state[i] == LEADER
+            and i != j
+            and s.log[i][-1:] == (s.currentTerm[i],)
+            and RatisHeartbeatMatchIndex.follower_holds(s, i, j)
+        ),
+        over=("Server", "Server"),
+    )
+    def LeaderLearnsWhatFollowerHolds(self, s: HbState, i: ModelValue, j: ModelValue) -> bool:
+        """Progress, as Raft promises it: once follower j holds leader i's whole log,
+        eventually i is no longer leader or its matchIndex for j says so.  (A patch
+        that applies the fix's max to every SUCCESS froze matchIndex and passed both
+        properties above, which only ask that the logs agree.)  Asked of a leader whose
+        log ends with an entry of its term, as a Ratis leader's always does (its
+        startup entry): in the model a leader elected with a full log (MaxLogLen)
+        appends none, and then only heartbeats go out, which learn nothing under the
+        fix; that is the bound's doing, not Ratis'."""
+        return s.state[i] != LEADER or s.matchIndex[i][j] >= len(s.log[i]) - 1
+
+    @leads_to(
+        lambda self, s, i: (
+            s.state[i] == LEADER
+            and s.log[i][-1] == s.currentTerm[i]
+            and self._quorum(
+                sum(1 for j in self.Server if RatisHeartbeatMatchIndex.follower_holds(s, i, j))
+            )
+        ),
+        over="Server",
+    )
+    def LeaderCommitsWhatQuorumHolds(self, s: HbState, i: ModelValue) -> bool:
+        """Once a quorum holds leader i's whole log, whose last entry is of i's term,
+        eventually i is no longer leader or has committed all of it."""
+        return s.state[i] != LEADER or s.commitIndex[i] >= len(s.log[i]) - 1
+
+    @staticmethod
+    def follower_holds(s: HbState, i: ModelValue, j: ModelValue) -> bool:
+        """j's log agrees with leader i's whole log (i itself included)."""
+        return agree(s.log[i], s.log[j]) == len(s.log[i]) - 1
 
     @invariant
     def MatchIndexSound(self, s: HbState) -> bool:

@@ -230,3 +230,31 @@ def test_ratis_2605_liveness_is_the_reports_inconsistency_loop() -> None:
             assert heartbeats == [sent]
     fixed, _ = run(HB, "fix", invariants=props, **consts)
     assert fixed.verdict is Verdict.OK and fixed.graph is not None and fixed.graph[0] == 21973
+
+
+PROGRESS = ["LeaderLearnsWhatFollowerHolds", "LeaderCommitsWhatQuorumHolds"]
+
+
+def test_ratis_2605_a_max_on_every_success_freezes_progress_and_is_caught() -> None:
+    """Issue 48: a patch applying the fix's max(old, previous + 1) to every SUCCESS,
+    not only heartbeats, passes every safety invariant and both log-agreement
+    properties, but the leader never learns what the follower holds: matchIndex and
+    commit freeze.  The progress properties catch it; the fix holds them."""
+    consts = {"MaxMsgs": 1, "MaxClientRequests": 1}
+    r, _ = run(HB, "mutant_max_on_every_success", invariants=HB_SAFETY, **consts)
+    assert r.verdict is Verdict.OK
+    r, _ = run(HB, "mutant_max_on_every_success", invariants=PROGRESS, **consts)
+    assert (r.verdict, r.violated) == (Verdict.VIOLATION, "LeaderLearnsWhatFollowerHolds")
+    trace = r.trace
+    assert trace is not None and trace.loop is not None and trace.length == 17
+    # In the loop the follower holds the leader's whole log; matchIndex never says so.
+    last = trace.steps[-1].state
+    leaders = [i for i in last.state if last.state[i] == "Leader"]
+    assert len(leaders) == 1
+    i = leaders[0]
+    behind = [
+        j for j in last.log if j != i and last.matchIndex[i][j] < len(last.log[i]) - 1
+    ]
+    assert behind
+    fixed, _ = run(HB, "fix", invariants=PROGRESS, **consts)
+    assert fixed.verdict is Verdict.OK and fixed.stats.distinct == 11006
