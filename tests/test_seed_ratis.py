@@ -252,9 +252,7 @@ def test_ratis_2605_a_max_on_every_success_freezes_progress_and_is_caught() -> N
     leaders = [i for i in last.state if last.state[i] == "Leader"]
     assert len(leaders) == 1
     i = leaders[0]
-    behind = [
-        j for j in last.log if j != i and last.matchIndex[i][j] < len(last.log[i]) - 1
-    ]
+    behind = [j for j in last.log if j != i and last.matchIndex[i][j] < len(last.log[i]) - 1]
     assert behind
     fixed, _ = run(HB, "fix", invariants=PROGRESS, **consts)
     assert fixed.verdict is Verdict.OK and fixed.stats.distinct == 11006
