@@ -44,7 +44,8 @@ bench: $(STAMP)
 
 ## demo: install, then the HDDS-16932 story as reported (leadership moves while F
 ## downloads a checkpoint): the bug's shortest counterexample, the report's SCM patch
-## closing that trace but not the mechanism, the Ratis-side fix blocking it and holding
+## closing that trace but not the mechanism, the Ratis-side fix blocking it, caught as
+## shipped by SCM's own checkpoint field, and holding with SCM told of the abandon
 DEMO_SPEC = scm_install_snapshot_leader_change
 DEMO_TRACE = build/demo/hdds-16932-bug.itf.json
 demo: $(STAMP)
@@ -62,8 +63,11 @@ demo: $(STAMP)
 	@echo; echo "== the Ratis-side fix on the report's trace:"
 	@$(BIN)/mcheck replay $(DEMO_SPEC) $(DEMO_TRACE) --variant fix; code=$$?; \
 	  if [ $$code -ne 1 ]; then echo "expected the fix to block the trace, got $$code"; exit 1; fi
-	@echo; echo "== the fix over every reachable state, any timing, a restart of F and a lost message included:"
-	@$(BIN)/mcheck run $(DEMO_SPEC) --variant fix --const MAX_RESTARTS=1 --const MAX_DROPS=1
+	@echo; echo "== ... but as shipped it abandons the download while SCM's supplier runs on and sets installingDBCheckpoint:"
+	@$(BIN)/mcheck run $(DEMO_SPEC) --variant fix; code=$$?; \
+	  if [ $$code -ne 12 ]; then echo "expected exit 12 (violation), got $$code"; exit 1; fi
+	@echo; echo "== the fix with SCM told of the abandon, over every reachable state, any timing, a restart of F and a lost message included:"
+	@$(BIN)/mcheck run $(DEMO_SPEC) --variant fix_and_scm_guard --const MAX_RESTARTS=1 --const MAX_DROPS=1
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

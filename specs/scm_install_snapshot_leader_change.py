@@ -26,7 +26,9 @@ its ``return null`` paths are untouched) and ``scm_null_results_only``; ``fix`` 
 Ratis change the report calls for: when F's leader changes (``ServerState.setLeader``,
 reached from a vote request as well as from a new leader's first request) with an
 install pending, apply the stored snapshot now, drop a null result, abandon a running
-download, clear the index).  Three wrong Ratis patches are kept as variants so the
+download, clear the index); and ``fix_and_scm_guard``, that fix with SCM told of the
+abandon (its download supplier sets ``installingDBCheckpoint`` only for a download Ratis
+still wants).  Three wrong Ratis patches are kept as variants so the
 checks show they are caught: ``mutant_new_term_hook`` (the hook runs when a higher
 term arrives in a notification or an append: F usually hears the new term first
 from the candidate's RequestVote, so it never fires), ``mutant_notify_path_hook``
@@ -45,7 +47,20 @@ reloaded by the next notification, whichever leader sends it.  With
 index backwards in 20 actions (AppliedIndexNeverMovesBackwards, an action property):
 L1's checkpoint at 3 lands after the leader change, F catches up from L2 and applies
 entry 4, L2 writes on and purges past F, and its notification reloads L1's checkpoint
-over entry 4.  ``fix`` abandons the download and holds there.
+over entry 4.  ``fix_and_scm_guard`` abandons the download and holds there.
+
+SCM's own checkpoint field (issue 48; ``SCMStateMachine`` at Ozone 78d5650c313, lines
+251-279, 522-529, 578-582): the download supplier calls ``setInstallingSnapshotData``,
+which asserts ``installingDBCheckpoint == null`` and sets it; only ``reinitialize``
+(the reload of a stored result) clears it.  Abandoning a download in Ratis does not stop
+the supplier (``CompletableFuture.supplyAsync`` runs on whatever the future's holder
+does), so under ``fix`` an orphaned download still sets the field with no result in
+Ratis to clear it (InstallingCheckpointHasItsInstall, 5 actions under either timing),
+every later download's supplier then fails its precondition, and F never catches up
+once a leader purges past it (FollowerEventuallyCatchesUp, a 16-action lasso).  The
+shipped ``fix`` is caught; ``fix_and_scm_guard`` holds everything the old model said
+``fix`` holds, with the same counts.  The two hook-placement mutants are built on
+``fix_and_scm_guard``, so their counterexamples show their own flaw.
 
 Timing (constant ``TIMING``): ``any`` lets the download end at any moment;
 ``report`` is the reproduction's timing: leadership moves while the download is
@@ -69,9 +84,10 @@ Results (checked by the engine; ``tests/test_seed_scm.py`` pins them): ``bug`` a
 while F still names L1 as its leader (before it hears from L2), as the brief
 predicts.  Under the report's timing the bug's counterexample is the report's story
 (leadership moves during the download), ``fix_scm`` holds and
-``scm_leader_check_only`` does not (a null result).  ``fix`` holds under every
-timing, FollowerEventuallyCatchesUp included; each mutant is violated.  With writes
-(above) ``fix`` holds every safety property, AppliedIndexNeverMovesBackwards included
+``scm_leader_check_only`` does not (a null result).  ``fix_and_scm_guard`` holds under
+every timing, FollowerEventuallyCatchesUp included (``fix`` as shipped is caught,
+above); each mutant is violated.  With writes (above) ``fix_and_scm_guard`` holds every
+safety property, AppliedIndexNeverMovesBackwards included
 (133,792 states), and each mutant that orphans a download violates it.
 """
 
@@ -188,6 +204,8 @@ class SnapshotState(NamedTuple):
     download: str
     downloadLeader: ModelValue | None
     downloadIndex: int
+    installingDBCheckpoint: int
+    orphan: int
     net: frozenset[Message]
     elections: int
     purges: int
@@ -225,6 +243,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
         "scm_leader_check_only",
         "scm_null_results_only",
         "fix",
+        "fix_and_scm_guard",
         "mutant_new_term_hook",
         "mutant_notify_path_hook",
         "mutant_keep_download",
@@ -249,6 +268,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             "weak",
         ),
         "DownloadFinish": ("weak", lambda outcome: outcome in (OK, NOT_AHEAD)),
+        "OrphanFinish": "weak",
     }
     owners = dict.fromkeys(
         (
@@ -263,6 +283,8 @@ class ScmInstallSnapshotLeaderChange(Spec):
             "download",
             "downloadLeader",
             "downloadIndex",
+            "installingDBCheckpoint",
+            "orphan",
         ),
         "F",
     )
@@ -301,6 +323,8 @@ class ScmInstallSnapshotLeaderChange(Spec):
                 download=IDLE,
                 downloadLeader=None,
                 downloadIndex=-1,
+                installingDBCheckpoint=-1,
+                orphan=-1,
                 net=frozenset(),
                 elections=0,
                 purges=0,
@@ -353,7 +377,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             changed = leader != s.fLeader
             # Which Ratis-side variant runs its hook on this move (none in the others).
             v = self.variant
-            if v in ("fix", "mutant_keep_download", "mutant_clear_index_only"):
+            if v in ("fix", "fix_and_scm_guard", "mutant_keep_download", "mutant_clear_index_only"):
                 hook = changed
             elif v == "mutant_notify_path_hook":
                 hook = changed and path == "notify"
@@ -380,6 +404,7 @@ class ScmInstallSnapshotLeaderChange(Spec):
             fSnapshotIndex=idx,
             installedPending=-1,
             installInProgressIndex=-1,
+            installingDBCheckpoint=-1,  # reinitialize() takes it and sets it to null
         )
 
     def _leader_change_hook(self, s: SnapshotState, abandon_download: bool) -> SnapshotState:
@@ -389,7 +414,22 @@ class ScmInstallSnapshotLeaderChange(Spec):
             s = self._reload(s)
         s = s._replace(snapshotNull=False, installInProgressIndex=-1)
         if abandon_download:
-            s = s._replace(download=IDLE, downloadLeader=None, downloadIndex=-1)
+            # Ratis drops the download, but SCM's supplier (supplyAsync) runs on and
+            # still sets installingDBCheckpoint, unless SCM is told (fix_and_scm_guard;
+            # the two hook-placement mutants are that fix with the hook moved, so the
+            # checks show their own flaw).
+            told = self.variant in (
+                "fix_and_scm_guard",
+                "mutant_new_term_hook",
+                "mutant_notify_path_hook",
+            )
+            running = s.download == RUNNING and not told
+            s = s._replace(
+                download=IDLE,
+                downloadLeader=None,
+                downloadIndex=-1,
+                orphan=s.downloadIndex if running else s.orphan,
+            )
         return s
 
     # -- leader appender ------------------------------------------------------------
@@ -517,11 +557,27 @@ class ScmInstallSnapshotLeaderChange(Spec):
             outcome = EXC
         if self.variant in ("fix_scm", "scm_null_results_only") and outcome != OK:
             outcome = EXC  # second half: the null returns fail the future too
+        if outcome == OK and s.installingDBCheckpoint != -1:
+            # SCMStateMachine.setInstallingSnapshotData: Preconditions.checkArgument(
+            # installingDBCheckpoint == null) throws inside the supplier, so the
+            # future completes exceptionally; the field stays as it was.
+            outcome = EXC
         if outcome == OK:
-            return s._replace(installedPending=ck)
+            return s._replace(installedPending=ck, installingDBCheckpoint=ck)
         if outcome == EXC:
             return s._replace(installInProgressIndex=-1)
         return s._replace(snapshotNull=True)
+
+    @action(actor=lambda self, s: F)
+    def OrphanFinish(self, s: SnapshotState) -> SnapshotState | None:
+        """A download Ratis abandoned ends in SCM: its supplier verifies the checkpoint
+        and, if it is ahead of F and the field is free, sets installingDBCheckpoint,
+        which only reinitialize() clears; Ratis holds no result to install it."""
+        if s.orphan < 0:
+            return None
+        if s.fApplied < s.orphan and s.installingDBCheckpoint == -1:
+            return s._replace(orphan=-1, installingDBCheckpoint=s.orphan)
+        return s._replace(orphan=-1)
 
     @action(actor=lambda self, s: F)
     def Apply(self, s: SnapshotState) -> SnapshotState | None:
@@ -625,6 +681,8 @@ class ScmInstallSnapshotLeaderChange(Spec):
             download=IDLE,
             downloadLeader=None,
             downloadIndex=-1,
+            installingDBCheckpoint=-1,
+            orphan=-1,
             restarts=s.restarts + 1,
         )
 
@@ -665,6 +723,13 @@ class ScmInstallSnapshotLeaderChange(Spec):
         older state (what a stale checkpoint reloaded over newer applied entries does:
         SCM's DB and its applied index move backwards and entries are applied again)."""
         return after.fApplied >= before.fApplied
+
+    @invariant
+    def InstallingCheckpointHasItsInstall(self, s: SnapshotState) -> bool:
+        """SCM's installingDBCheckpoint is set only for the result Ratis holds and will
+        install (which calls reinitialize and clears it): one set with no such result
+        makes every later install's setInstallingSnapshotData fail its precondition."""
+        return s.installingDBCheckpoint == -1 or s.installingDBCheckpoint == s.installedPending
 
     @invariant
     def InstallStateConsistent(self, s: SnapshotState) -> bool:

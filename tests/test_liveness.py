@@ -204,7 +204,7 @@ def test_hdds_16932_liveness_lasso_is_the_reject_retry_loop(tmp_path: Path) -> N
     code, d = _run(
         "scm_install_snapshot_leader_change",
         "--variant",
-        "fix",
+        "fix_and_scm_guard",
         "--property",
         "FollowerEventuallyCatchesUp",
     )

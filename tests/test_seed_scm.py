@@ -56,12 +56,32 @@ def test_hdds_16932_bug_and_scm_patch_get_stuck_in_6_actions(
 
 
 @pytest.mark.parametrize(("timing", "distinct"), [("any", 23636), ("report", 21628)])
-def test_hdds_16932_ratis_fix_holds_exhaustively(timing: str, distinct: int) -> None:
-    r, _ = run(SNAP, "fix", TIMING=timing)
+def test_hdds_16932_ratis_fix_with_scm_guard_holds_exhaustively(timing: str, distinct: int) -> None:
+    r, _ = run(SNAP, "fix_and_scm_guard", TIMING=timing)
     assert r.verdict is Verdict.OK
     assert r.stats.distinct == distinct
-    live, _ = run(SNAP, "fix", invariants=["FollowerEventuallyCatchesUp"], TIMING=timing)
+    live, _ = run(
+        SNAP, "fix_and_scm_guard", invariants=["FollowerEventuallyCatchesUp"], TIMING=timing
+    )
     assert live.verdict is Verdict.OK
+
+
+@pytest.mark.parametrize(("timing", "distinct"), [("any", 165), ("report", 149)])
+def test_hdds_16932_shipped_ratis_fix_leaves_scm_s_checkpoint_field_set(
+    timing: str, distinct: int
+) -> None:
+    """Issue 48: the Ratis fix abandons a running download, but SCM's supplier runs on
+    and sets installingDBCheckpoint, which only reinitialize() clears; every later
+    install then fails setInstallingSnapshotData's precondition and F never catches
+    up once a leader purges past it."""
+    r, _ = run(SNAP, "fix", TIMING=timing)
+    assert (r.violated, r.stats.distinct) == ("InstallingCheckpointHasItsInstall", distinct)
+    assert r.trace is not None and r.trace.labels()[-1] == "OrphanFinish"
+    last = r.trace.steps[-1].state
+    assert last.installingDBCheckpoint == 3 and last.installedPending == -1
+    live, _ = run(SNAP, "fix", invariants=["FollowerEventuallyCatchesUp"])
+    assert live.violated == "FollowerEventuallyCatchesUp"
+    assert live.trace is not None and live.trace.length == 16
 
 
 def test_hdds_16932_report_timing_separates_the_scm_patch_halves() -> None:
