@@ -593,12 +593,12 @@ class RatisHeartbeatMatchIndex(Spec):
         startup entry): in the model a leader elected with a full log (MaxLogLen)
         appends none, and then only heartbeats go out, which learn nothing under the
         fix; that is the bound's doing, not Ratis'."""
-        return s.state[i] != LEADER or s.matchIndex[i][j] >= len(s.log[i]) - 1
+        return bool(s.state[i] != LEADER or s.matchIndex[i][j] >= len(s.log[i]) - 1)
 
     @leads_to(
         lambda self, s, i: (
             s.state[i] == LEADER
-            and s.log[i][-1] == s.currentTerm[i]
+            and s.log[i][-1:] == (s.currentTerm[i],)
             and self._quorum(
                 sum(1 for j in self.Server if RatisHeartbeatMatchIndex.follower_holds(s, i, j))
             )
@@ -608,7 +608,7 @@ class RatisHeartbeatMatchIndex(Spec):
     def LeaderCommitsWhatQuorumHolds(self, s: HbState, i: ModelValue) -> bool:
         """Once a quorum holds leader i's whole log, whose last entry is of i's term,
         eventually i is no longer leader or has committed all of it."""
-        return s.state[i] != LEADER or s.commitIndex[i] >= len(s.log[i]) - 1
+        return bool(s.state[i] != LEADER or s.commitIndex[i] >= len(s.log[i]) - 1)
 
     @staticmethod
     def follower_holds(s: HbState, i: ModelValue, j: ModelValue) -> bool:
