@@ -71,6 +71,23 @@ was legitimate when it happened, so no start-time invariant sees it.  Whether Oz
 container report handling on a leader that is not yet leader-ready acts on such a
 report was not checked in the Ozone source; the model lets any running datanode
 server take reports.
+
+Why StartHadRealTarget compares a start with the target captured, not with the
+leader's commit when the server starts (issue 48 asked): that is Ozone's own design.
+``isFollowerCaughtUp`` compares the applied index with ``leaderCommitIndexOnStart``,
+captured when the node (re)joins or learns a leader ("comparing against a fixed target
+avoids chasing the leader's ever-advancing live commit index", its comment at Ozone
+master); a property asking for the leader's commit at start would fail the shipped
+fix itself whenever the leader commits between capture and start, which is the
+fresh-cluster row above.  So a patch that captures a stale but real value (a commit
+index the leader once had) starts at a moment the design allows, and no start-time
+invariant can tell it from the fix; what tells them apart is a report dropped later,
+and that needs a configuration where the fix drops none: the defaults
+(``post_restart``), where ``mutant_unknown_commit_as_zero`` drops one in 3 actions with
+``DN_REPORTS=TRUE``.  From a fresh cluster with reports the fix itself drops one (the
+follower-path gap above), so the symptom cannot separate follower-path patches there;
+that gap is the design's, and is stated as a residual rather than hidden by a weaker
+property.
 """
 
 from __future__ import annotations
