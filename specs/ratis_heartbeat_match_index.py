@@ -87,6 +87,11 @@ is 0): s1 counts its own term-2 entry at index 0 as committed, which s2's log do
 not hold.  Read against Ratis master (``ServerImplUtils.effectiveCommitIndex`` still
 uses ``LEAST_VALID_LOG_INDEX`` when the previous entry is null); argued from the code,
 not run against Ratis.  ``fix_and_commit_guard`` holds every safety invariant there.
+The harm is a follower stuck for good: afterwards it answers INCONSISTENCY with
+nextIndex 1 (its commit index refuses entries from 0) and 0 (it lacks the new leader's
+entry at 0) alternately, forever (FollowersEventuallyMatchLeader fails with ``fix`` in
+a 28-action lasso; ``fix_and_commit_guard`` holds it).  No client data diverges: index
+0 of a fresh group is always a startup configuration entry.
 Written up, step by step against the Ratis source, with the trace's picture and a
 MiniRaftCluster test sketch:
 [docs/findings/ratis-empty-log-commit.md](../findings/ratis-empty-log-commit.md).
