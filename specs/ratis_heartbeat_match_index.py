@@ -71,10 +71,15 @@ invariant; ``fix`` holds both at the defaults, there and in ``deep``.  Both are 
 a leader whose log ends with an entry of its term, as a Ratis leader's does once its
 startup entry is appended: a model leader elected with a full log (``MaxLogLen``)
 appends none and sends only heartbeats, from which the fix rightly learns nothing.
-Not modelled: pipelined appends (``GrpcLogAppender`` keeps several requests in flight;
-here one per pair), where the fix's heartbeat branch could change a state; with one
-outstanding request it never does, so a patch that drops that branch has the fix's
-exact counts.
+Pipelined appends (issue 48 asked for them) are not the code under test:
+the fix is in ``LogAppenderDefault.handleReply`` (lines 197-211 at Ratis 37932bf60),
+and that appender sends one request at a time (``sendAppendEntriesWithRetries`` waits
+for ``getServerRpc().appendEntries``); the pipelined ``GrpcLogAppender`` has its own
+handler, which takes ``reply.getMatchIndex()`` (-1 for a heartbeat, so a heartbeat
+never moves it) and has no RATIS-2605 bug.  With one request outstanding,
+``max(old, previous + 1)`` is ``old`` for every heartbeat reply, in Ratis as in the
+model, so a patch that ignores heartbeat replies has the fix's exact counts because it
+is, on this appender, the same code.
 
 Finding, separate from RATIS-2605 (``Init=empty``, MaxTerm=3, MaxMsgs=1): ``bug`` and
 ``fix`` both violate StateMachineSafety in 16 actions.  s1 wins term 2 and appends
