@@ -27,17 +27,17 @@ SEEDS = {
 
 EXTRA = [
     GateCheck(
-        "fix, 3 elections / 2 purges / 2 failures",
+        "fix_and_scm_guard, 3 elections / 2 purges / 2 failures",
         "scm_install_snapshot_leader_change",
-        "fix",
+        "fix_and_scm_guard",
         {"MAX_ELECTIONS": 3, "MAX_PURGES": 2, "MAX_DL_FAILURES": 2},
         [],
         "holds",
     ),
     GateCheck(
-        "fix, one restart of F and one lost message",
+        "fix_and_scm_guard, one restart of F and one lost message",
         "scm_install_snapshot_leader_change",
-        "fix",
+        "fix_and_scm_guard",
         {"MAX_RESTARTS": 1, "MAX_DROPS": 1},
         [],
         "holds",
