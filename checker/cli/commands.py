@@ -1210,6 +1210,10 @@ def _say_memory_needed(path: Path) -> None:
         size = path.stat().st_size
     except OSError:
         return  # read_log says why, in one line
+    from checker.check.validate import MAX_LOG_BYTES
+
+    if size > MAX_LOG_BYTES:
+        return  # refused by its size, in one line, before anything is read
     need = size * VALIDATE_BYTES_PER_LOG_BYTE
     have = memory_available()
     if have is not None and need > have:
