@@ -1,17 +1,18 @@
-"""etcd/raft as Specula's case study models it (etcd-raft/scenarios/snapshot): work in
-progress, the core only.
+"""etcd/raft as Specula's case study models it (etcd-raft/scenarios/snapshot), stage 1:
+the core.
 
 Ported from ``etcdraft.tla`` and ``MCetcdraft.tla`` (Specula case studies), written
 for mcheck: elections, log replication with the progress states and inflights,
-commit, the Ready step (persist, then send what is pending), with the MC model's
-counters.  Not yet ported, and refused when their limit is not 0: restarts, message
-drops and duplicates, step-downs are ported; snapshots and compaction, configuration
-changes, ReportUnreachable and partitions are not.
+commit, the Ready step (persist, then send what is pending), step-downs and
+heartbeats, with the MC model's counters.  Not yet ported, and refused unless their
+limit is 0: restarts, message drops and duplicates, snapshots and compaction,
+configuration changes, ReportUnreachable and partitions.
 
 The MC model's own Next has actions with no counter (ReplicateImplicitEntry,
 AppendEntriesToSelf), so its state space is unbounded and Specula runs it in
-simulation; ``MaxLogLength`` (ours) bounds every log, as a CONSTRAINT in a wrapper
-module does for TLC.
+simulation; ``MaxLogLength`` (ours) bounds every log, as the CONSTRAINT of our
+wrapper ``bench/etcd/MCetcdraftBounded.tla`` does for TLC.  Distinct states and depth
+equal TLC's on eight configurations (docs/specs/etcd-raft.md).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ FOLLOWER, CANDIDATE, LEADER = "Follower", "Candidate", "Leader"
 PROBE, REPLICATE, SNAPSHOT = "StateProbe", "StateReplicate", "StateSnapshot"
 VALUE_ENTRY, CONFIG_ENTRY = "ValueEntry", "ConfigEntry"
 
-Server = ModelValue
+ServerId = ModelValue
 
 
 class ValueVal(NamedTuple):
@@ -39,8 +40,8 @@ class ValueVal(NamedTuple):
 class ConfVal(NamedTuple):
     """``[newconf |-> ..., learners |-> ...]``: a simple configuration entry."""
 
-    newconf: frozenset[Server]
-    learners: frozenset[Server]
+    newconf: frozenset[ServerId]
+    learners: frozenset[ServerId]
 
 
 class Entry(NamedTuple):
@@ -63,8 +64,8 @@ class Log(NamedTuple):
 class Config(NamedTuple):
     """``[jointConfig |-> <<voters, outgoing>>, learners, autoLeave]``."""
 
-    jointConfig: tuple[frozenset[Server], frozenset[Server]]
-    learners: frozenset[Server]
+    jointConfig: tuple[frozenset[ServerId], frozenset[ServerId]]
+    learners: frozenset[ServerId]
     autoLeave: bool
 
 
@@ -72,7 +73,7 @@ class Durable(NamedTuple):
     """What a server has persisted (``durableState``)."""
 
     currentTerm: int
-    votedFor: Server | None
+    votedFor: ServerId | None
     log: int
     entries: tuple[Entry, ...]
     snapshotIndex: int
@@ -88,8 +89,8 @@ class RVReq(NamedTuple):
     mterm: int
     mlastLogTerm: int
     mlastLogIndex: int
-    msource: Server
-    mdest: Server
+    msource: ServerId
+    mdest: ServerId
 
 
 class RVResp(NamedTuple):
@@ -97,8 +98,8 @@ class RVResp(NamedTuple):
 
     mterm: int
     mvoteGranted: bool
-    msource: Server
-    mdest: Server
+    msource: ServerId
+    mdest: ServerId
 
 
 class AEReq(NamedTuple):
@@ -110,8 +111,8 @@ class AEReq(NamedTuple):
     mprevLogTerm: int
     mentries: tuple[Entry, ...]
     mcommitIndex: int
-    msource: Server
-    mdest: Server
+    msource: ServerId
+    mdest: ServerId
 
 
 class AEResp(NamedTuple):
@@ -123,8 +124,8 @@ class AEResp(NamedTuple):
     mmatchIndex: int
     mrejectHint: int
     mlogTerm: int
-    msource: Server
-    mdest: Server
+    msource: ServerId
+    mdest: ServerId
 
 
 Message = RVReq | RVResp | AEReq | AEResp
@@ -154,26 +155,26 @@ class EtcdState(NamedTuple):
 
     messages: Bag
     pendingMessages: Bag
-    currentTerm: Map[Server, int]
-    state: Map[Server, str]
-    votedFor: Map[Server, Server | None]
-    log: Map[Server, Log]
-    historyLog: Map[Server, tuple[Entry, ...]]
-    commitIndex: Map[Server, int]
-    applied: Map[Server, int]
-    votesResponded: Map[Server, frozenset[Server]]
-    votesGranted: Map[Server, frozenset[Server]]
-    matchIndex: Map[Server, Map[Server, int]]
-    pendingConfChangeIndex: Map[Server, int]
-    config: Map[Server, Config]
+    currentTerm: Map[ServerId, int]
+    state: Map[ServerId, str]
+    votedFor: Map[ServerId, ServerId | None]
+    log: Map[ServerId, Log]
+    historyLog: Map[ServerId, tuple[Entry, ...]]
+    commitIndex: Map[ServerId, int]
+    applied: Map[ServerId, int]
+    votesResponded: Map[ServerId, frozenset[ServerId]]
+    votesGranted: Map[ServerId, frozenset[ServerId]]
+    matchIndex: Map[ServerId, Map[ServerId, int]]
+    pendingConfChangeIndex: Map[ServerId, int]
+    config: Map[ServerId, Config]
     reconfigCount: int
-    appliedConfigIndex: Map[Server, int]
-    durableState: Map[Server, Durable]
-    progressState: Map[Server, Map[Server, str]]
-    pendingSnapshot: Map[Server, Map[Server, int]]
-    nextIndex: Map[Server, Map[Server, int]]
-    msgAppFlowPaused: Map[Server, Map[Server, bool]]
-    inflights: Map[Server, Map[Server, frozenset[int]]]
+    appliedConfigIndex: Map[ServerId, int]
+    durableState: Map[ServerId, Durable]
+    progressState: Map[ServerId, Map[ServerId, str]]
+    pendingSnapshot: Map[ServerId, Map[ServerId, int]]
+    nextIndex: Map[ServerId, Map[ServerId, int]]
+    msgAppFlowPaused: Map[ServerId, Map[ServerId, bool]]
+    inflights: Map[ServerId, Map[ServerId, frozenset[int]]]
     constraintCounters: Counters
 
 
@@ -215,7 +216,7 @@ def find_conflict_by_term(lg: Log, index: int, target: int) -> int:
     return 0 if index == 0 or not matching else max(matching)
 
 
-def quorum(votes: frozenset[Server], conf: frozenset[Server]) -> bool:
+def quorum(votes: frozenset[ServerId], conf: frozenset[ServerId]) -> bool:
     """``votes \\cap conf \\in Quorum(conf)`` (an empty conf has no quorum)."""
     return len(votes & conf) * 2 > len(conf)
 
@@ -249,7 +250,7 @@ class EtcdRaft(Spec):
     symmetry = ("Server",)
     check_deadlock = False
 
-    Server: tuple[Server, ...]
+    Server: tuple[ServerId, ...]
     InitServer: int
     Value: tuple[ModelValue, ...]
     MaxTermLimit: int
@@ -287,22 +288,22 @@ class EtcdRaft(Spec):
             if getattr(self, name) != 0:
                 raise ConfigError(f"{name} must be 0: that part of etcdraft.tla is not ported yet")
         if not 1 <= self.InitServer <= len(self.Server):
-            raise ConfigError("InitServer counts the first servers of Server that bootstrap")
+            raise ConfigError("InitServer counts the first servers of ServerId that bootstrap")
 
     # -- helpers ------------------------------------------------------------------
-    def _map(self, f: Any) -> Map[Server, Any]:
+    def _map(self, f: Any) -> Map[ServerId, Any]:
         return Map({i: f(i) for i in self.Server})
 
-    def _init_servers(self) -> frozenset[Server]:
+    def _init_servers(self) -> frozenset[ServerId]:
         return frozenset(self.Server[: self.InitServer])
 
     @staticmethod
-    def _members(s: EtcdState, i: Server) -> frozenset[Server]:
+    def _members(s: EtcdState, i: ServerId) -> frozenset[ServerId]:
         c = s.config[i]
         return c.jointConfig[0] | c.jointConfig[1] | c.learners
 
     @staticmethod
-    def _voters(s: EtcdState, i: Server) -> frozenset[Server]:
+    def _voters(s: EtcdState, i: ServerId) -> frozenset[ServerId]:
         c = s.config[i]
         return c.jointConfig[0] | c.jointConfig[1]
 
@@ -332,14 +333,14 @@ class EtcdRaft(Spec):
         return s._replace(messages=remove(s.messages, m))
 
     @staticmethod
-    def _set2(outer: Map[Server, Map[Server, Any]], i: Server, j: Server, v: Any) -> Any:
+    def _set2(outer: Map[ServerId, Map[ServerId, Any]], i: ServerId, j: ServerId, v: Any) -> Any:
         return put(outer, i, put(outer[i], j, v))
 
     @staticmethod
-    def _commit_to(s: EtcdState, i: Server, c: int) -> EtcdState:
+    def _commit_to(s: EtcdState, i: ServerId, c: int) -> EtcdState:
         return s._replace(commitIndex=put(s.commitIndex, i, max(s.commitIndex[i], c)))
 
-    def _replicate(self, s: EtcdState, i: Server, value: Any, kind: str) -> EtcdState:
+    def _replicate(self, s: EtcdState, i: ServerId, value: Any, kind: str) -> EtcdState:
         """Replicate: the leader appends an entry of its term."""
         entry = Entry(s.currentTerm[i], kind, value)
         lg = s.log[i]
@@ -353,7 +354,7 @@ class EtcdRaft(Spec):
         """MCInit: the first InitServer servers bootstrapped (a configuration entry per
         server, term 1, committed and applied), the others empty."""
         boot: list[Entry] = []
-        conf: frozenset[Server] = frozenset()
+        conf: frozenset[ServerId] = frozenset()
         for x in self.Server[: self.InitServer]:
             conf = conf | {x}
             boot.append(Entry(1, CONFIG_ENTRY, ConfVal(conf, frozenset())))
@@ -361,11 +362,13 @@ class EtcdRaft(Spec):
         init = self._init_servers()
         n = len(init)
 
-        def inside(i: Server, a: Any, b: Any) -> Any:
+        def inside(i: ServerId, a: Any, b: Any) -> Any:
             return a if i in init else b
 
         config = self._map(
-            lambda i: Config(inside(i, (init, frozenset()), (frozenset(), frozenset())), frozenset(), False)
+            lambda i: Config(
+                inside(i, (init, frozenset()), (frozenset(), frozenset())), frozenset(), False
+            )
         )
         zeros = self._map(lambda i: self._map(lambda j: 0))
         return [
@@ -418,7 +421,7 @@ class EtcdRaft(Spec):
 
     # -- elections ----------------------------------------------------------------
     @action(over="Server")
-    def Timeout(self, s: EtcdState, i: Server) -> EtcdState | None:
+    def Timeout(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """MCTimeout: a follower or candidate of the configuration campaigns."""
         c = s.constraintCounters
         if s.currentTerm[i] >= self.MaxTermLimit or c.timeout >= self.MaxTimeoutLimit:
@@ -435,7 +438,7 @@ class EtcdRaft(Spec):
         )
 
     @action(over=("Server", "Server"))
-    def RequestVote(self, s: EtcdState, i: Server, j: Server) -> EtcdState | None:
+    def RequestVote(self, s: EtcdState, i: ServerId, j: ServerId) -> EtcdState | None:
         """Candidate i asks j (itself: a granted response to itself)."""
         if s.state[i] != CANDIDATE or j not in self._members(s, i) - s.votesResponded[i]:
             return None
@@ -447,7 +450,7 @@ class EtcdRaft(Spec):
         return self._send(s, m)
 
     @action(over="Server")
-    def BecomeLeader(self, s: EtcdState, i: Server) -> EtcdState | None:
+    def BecomeLeader(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """A candidate with a quorum (both quorums in a joint configuration) leads."""
         if s.state[i] != CANDIDATE:
             return None
@@ -473,7 +476,7 @@ class EtcdRaft(Spec):
         )
 
     @action(over=("Server", "Value"))
-    def ClientRequest(self, s: EtcdState, i: Server, v: Any) -> EtcdState | None:
+    def ClientRequest(self, s: EtcdState, i: ServerId, v: Any) -> EtcdState | None:
         """MCClientRequest: the leader appends [val |-> v]."""
         c = s.constraintCounters
         if s.state[i] != LEADER or c.request >= self.RequestLimit:
@@ -482,7 +485,7 @@ class EtcdRaft(Spec):
         return s._replace(constraintCounters=c._replace(request=c.request + 1))
 
     @action(over="Server")
-    def AdvanceCommitIndex(self, s: EtcdState, i: Server) -> EtcdState | None:
+    def AdvanceCommitIndex(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """The leader commits the largest index its configuration's quorum agrees on,
         if that entry is of its term (a step that changes nothing included)."""
         if s.state[i] != LEADER:
@@ -505,7 +508,7 @@ class EtcdRaft(Spec):
 
     # -- replication --------------------------------------------------------------
     def _append_entries(
-        self, s: EtcdState, subtype: str, i: Server, j: Server, b: int, e: int
+        self, s: EtcdState, subtype: str, i: ServerId, j: ServerId, b: int, e: int
     ) -> EtcdState | None:
         """AppendEntriesInRangeToPeer(subtype, i, j, <<b, e>>)."""
         if i == j or b > e or s.state[i] != LEADER or j not in self._members(s, i):
@@ -564,13 +567,13 @@ class EtcdRaft(Spec):
             for e in range(s.nextIndex[i][j], last_index(s.log[i]) + 2)
         ]
     )
-    def AppendEntries(self, s: EtcdState, p: tuple[Server, Server, int]) -> EtcdState | None:
+    def AppendEntries(self, s: EtcdState, p: tuple[ServerId, ServerId, int]) -> EtcdState | None:
         """Leader i sends j the entries [nextIndex, e)."""
         i, j, e = p
         return self._append_entries(s, "app", i, j, s.nextIndex[i][j], e)
 
     @action(over="Server")
-    def AppendEntriesToSelf(self, s: EtcdState, i: Server) -> EtcdState | None:
+    def AppendEntriesToSelf(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """The leader's own MsgAppResp for its last index."""
         if s.state[i] != LEADER:
             return None
@@ -578,7 +581,7 @@ class EtcdRaft(Spec):
         return self._send(s, m)
 
     @action(over=("Server", "Server"))
-    def Heartbeat(self, s: EtcdState, i: Server, j: Server) -> EtcdState | None:
+    def Heartbeat(self, s: EtcdState, i: ServerId, j: ServerId) -> EtcdState | None:
         """MCHeartbeat: an empty append with range <<1, 1>>."""
         c = s.constraintCounters
         if c.heartbeat >= self.HeartbeatLimit:
@@ -589,7 +592,7 @@ class EtcdRaft(Spec):
         return t._replace(constraintCounters=c._replace(heartbeat=c.heartbeat + 1))
 
     @action(over="Server")
-    def ReplicateImplicitEntry(self, s: EtcdState, i: Server) -> EtcdState | None:
+    def ReplicateImplicitEntry(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """The leader appends an implicit entry (a leave-joint entry when auto-leave is
         due; [val |-> 0] otherwise) and sends itself its MsgAppResp."""
         if s.state[i] != LEADER:
@@ -606,7 +609,7 @@ class EtcdRaft(Spec):
         return self._send(t, m)
 
     @action(over="Server")
-    def StepDownToFollower(self, s: EtcdState, i: Server) -> EtcdState | None:
+    def StepDownToFollower(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """MCStepDown: a leader or candidate becomes a follower of its term."""
         c = s.constraintCounters
         if c.stepDown >= self.StepDownLimit or s.state[i] not in (LEADER, CANDIDATE):
@@ -616,7 +619,7 @@ class EtcdRaft(Spec):
         )
 
     @action(over="Server")
-    def Ready(self, s: EtcdState, i: Server) -> EtcdState:
+    def Ready(self, s: EtcdState, i: ServerId) -> EtcdState:
         """Persist i's state, then move its pending messages to the network."""
         lg = s.log[i]
         d = s.durableState[i]
@@ -641,7 +644,9 @@ class EtcdRaft(Spec):
         )
 
     # -- receiving ----------------------------------------------------------------
-    @action(over_state=lambda self, s: in_order(s.messages.keys()), actor=lambda self, s, m: m.mdest)
+    @action(
+        over_state=lambda self, s: in_order(s.messages.keys()), actor=lambda self, s, m: m.mdest
+    )
     def Receive(self, s: EtcdState, m: Message) -> EtcdState | None:
         """ReceiveDirect(m) at m.mdest (the branches that are disjoint here)."""
         i, j = m.mdest, m.msource
@@ -670,13 +675,13 @@ class EtcdRaft(Spec):
         return self._handle_ae_response(s, i, j, m)
 
     @staticmethod
-    def _become_follower_of_term(s: EtcdState, i: Server, t: int) -> EtcdState:
+    def _become_follower_of_term(s: EtcdState, i: ServerId, t: int) -> EtcdState:
         voted = s.votedFor if s.currentTerm[i] == t else put(s.votedFor, i, None)
         return s._replace(
             currentTerm=put(s.currentTerm, i, t), state=put(s.state, i, FOLLOWER), votedFor=voted
         )
 
-    def _update_term(self, s: EtcdState, i: Server, t: int) -> EtcdState:
+    def _update_term(self, s: EtcdState, i: ServerId, t: int) -> EtcdState:
         return self._become_follower_of_term(s, i, t)
 
     @staticmethod
@@ -685,7 +690,7 @@ class EtcdRaft(Spec):
             m.mlastLogTerm == last_term(lg) and m.mlastLogIndex >= last_index(lg)
         )
 
-    def _update_term_and_vote(self, s: EtcdState, i: Server, j: Server, m: RVReq) -> EtcdState:
+    def _update_term_and_vote(self, s: EtcdState, i: ServerId, j: ServerId, m: RVReq) -> EtcdState:
         grant = self._log_ok_for_vote(s.log[i], m)
         t = self._reply(s, RVResp(m.mterm, grant, i, j), m)
         return t._replace(
@@ -694,26 +699,26 @@ class EtcdRaft(Spec):
             votedFor=put(t.votedFor, i, j if grant else None),
         )
 
-    def _handle_rv_request(self, s: EtcdState, i: Server, j: Server, m: RVReq) -> EtcdState:
+    def _handle_rv_request(self, s: EtcdState, i: ServerId, j: ServerId, m: RVReq) -> EtcdState:
         term = s.currentTerm[i]
         grant = (
-            m.mterm == term
-            and self._log_ok_for_vote(s.log[i], m)
-            and s.votedFor[i] in (None, j)
+            m.mterm == term and self._log_ok_for_vote(s.log[i], m) and s.votedFor[i] in (None, j)
         )
         t = self._reply(s, RVResp(term, grant, i, j), m)
         if grant:
             t = t._replace(votedFor=put(t.votedFor, i, j))
         return t
 
-    def _handle_rv_response(self, s: EtcdState, i: Server, j: Server, m: RVResp) -> EtcdState:
+    def _handle_rv_response(self, s: EtcdState, i: ServerId, j: ServerId, m: RVResp) -> EtcdState:
         t = self._discard(s, m)
         t = t._replace(votesResponded=put(t.votesResponded, i, t.votesResponded[i] | {j}))
         if m.mvoteGranted:
             t = t._replace(votesGranted=put(t.votesGranted, i, t.votesGranted[i] | {j}))
         return t
 
-    def _handle_ae_request(self, s: EtcdState, i: Server, j: Server, m: AEReq) -> EtcdState | None:
+    def _handle_ae_request(
+        self, s: EtcdState, i: ServerId, j: ServerId, m: AEReq
+    ) -> EtcdState | None:
         """HandleAppendEntriesRequest: reject, return to follower, or accept."""
         lg = s.log[i]
         term = s.currentTerm[i]
@@ -743,8 +748,7 @@ class EtcdRaft(Spec):
 
         no_conflict = index <= last + 1 and not conflicts()
         done = index <= commit or (
-            index > commit
-            and (not ents or (m.mprevLogIndex + len(ents) <= last and no_conflict))
+            index > commit and (not ents or (m.mprevLogIndex + len(ents) <= last and no_conflict))
         )
         if done:
             t = s
@@ -784,7 +788,7 @@ class EtcdRaft(Spec):
         r = AEResp(m.msubtype, term, True, m.mprevLogIndex + len(ents), 0, 0, i, j)
         return self._reply(t, r, m)
 
-    def _handle_ae_response(self, s: EtcdState, i: Server, j: Server, m: AEResp) -> EtcdState:
+    def _handle_ae_response(self, s: EtcdState, i: ServerId, j: ServerId, m: AEResp) -> EtcdState:
         """HandleAppendEntriesResponse (not a heartbeat's): progress and inflights."""
         t = self._discard(s, m)
         match = s.matchIndex[i][j]
@@ -841,9 +845,59 @@ class EtcdRaft(Spec):
             msgAppFlowPaused=self._set2(t.msgAppFlowPaused, i, j, False),
         )
 
-    # -- invariants (the first three of MCetcdraft.cfg) ----------------------------
+    # -- invariants: the MC model's first four, TLA+ names kept --------------------
+    @staticmethod
+    def _committed(s: EtcdState, i: ServerId) -> tuple[Entry, ...]:
+        """Committed(i) == SubSeq(historyLog[i], 1, commitIndex[i])."""
+        return s.historyLog[i][: s.commitIndex[i]]
+
+    @invariant
+    def LogInv(self, s: EtcdState) -> bool:
+        """Committed log entries never conflict between servers."""
+        for a in self.Server:
+            for b in self.Server:
+                x, y = self._committed(s, a), self._committed(s, b)
+                if a != b and x[: len(y)] != y and y[: len(x)] != x:
+                    return False
+        return True
+
     @invariant
     def MoreThanOneLeaderInv(self, s: EtcdState) -> bool:
-        """No two leaders of one term."""
-        leaders = [(s.currentTerm[i], i) for i in self.Server if s.state[i] == LEADER]
-        return len({t for t, _ in leaders}) == len(leaders)
+        """At most one leader per term at the same time."""
+        leaders = [s.currentTerm[i] for i in self.Server if s.state[i] == LEADER]
+        return len(set(leaders)) == len(leaders)
+
+    @invariant
+    def LogMatchingInv(self, s: EtcdState) -> bool:
+        """Every (index, term) pair determines a log prefix (of the history logs)."""
+        for a in self.Server:
+            for b in self.Server:
+                if a == b:
+                    continue
+                x, y = s.historyLog[a], s.historyLog[b]
+                same = [n for n in range(min(len(x), len(y))) if x[n].term == y[n].term]
+                if same and x[: same[-1] + 1] != y[: same[-1] + 1]:
+                    return False
+        return True
+
+    @invariant
+    def QuorumLogInv(self, s: EtcdState) -> bool:
+        """Every quorum of a server's effective configuration holds its committed
+        entries (checked where the server's configuration is up to date)."""
+        for i in self.Server:
+            hist = s.historyLog[i]
+            conf_idx = [
+                k
+                for k in range(1, s.commitIndex[i] + 1)
+                if k <= len(hist) and hist[k - 1].type == CONFIG_ENTRY
+            ]
+            if conf_idx and s.appliedConfigIndex[i] < max(conf_idx):
+                continue
+            voters, outgoing = s.config[i].jointConfig
+            effective = outgoing if outgoing else voters
+            committed = self._committed(s, i)
+            holders = {j for j in self.Server if s.historyLog[j][: len(committed)] == committed}
+            # A quorum with no holder exists iff the non-holders are a majority.
+            if len(effective - holders) * 2 > len(effective):
+                return False
+        return True

@@ -1,0 +1,118 @@
+"""etcd_raft against TLC on Specula's own model (optional: needs TLC and the case study).
+
+``specs/etcd_raft.py`` ports Specula's etcdraft.tla (case study etcd-raft, scenario
+snapshot).  This runs TLC on the case study's MCetcdraft.tla, bounded by our wrapper
+``bench/etcd/MCetcdraftBounded.tla`` (MCetcdraft's Next has actions with no counter,
+so its state space is unbounded; Specula runs it in simulation), and mcheck on the
+port, with the same constants, and prints both counts (they must agree)::
+
+    TLC_CLASSPATH=/path/tla2tools.jar:/path/CommunityModules.jar \
+    SPECULA_CASE_STUDIES=/path/to/specula-case-studies python -m bench.etcd_tlc [NAME...]
+
+The case study's files are copied into a temporary folder, never into this project.
+Each configuration starts from MCetcdraft.cfg with the limits below replaced (the
+parts the port refuses switched off) and the first invariants only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.tlc import run_tlc_model
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_DIR = "etcd-raft/scenarios/snapshot/spec"
+
+#: Every limit the port refuses unless 0, and the port's defaults.
+BASE = {
+    "ReconfigurationLimit": 0, "MaxTermLimit": 2, "MaxTimeoutLimit": 1, "RequestLimit": 0,
+    "RestartLimit": 0, "DropLimit": 0, "DuplicateLimit": 0, "StepDownLimit": 0,
+    "HeartbeatLimit": 0, "SnapshotLimit": 0, "CompactLimit": 0, "ConfChangeLimit": 0,
+    "ReportUnreachableLimit": 0, "MaxInflightMsgs": 2, "MaxMsgBufferLimit": 2,
+    "MaxPendingMsgLimit": 2,
+}  # fmt: skip
+
+#: name -> (constants over BASE, servers, symmetry, MaxLogLength)
+CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
+    "defaults": ({}, 2, False, 3),
+    "one request": ({"RequestLimit": 1}, 2, False, 3),
+    "one request, log 4": ({"RequestLimit": 1}, 2, False, 4),
+    "heartbeat and step-down": ({"HeartbeatLimit": 1, "StepDownLimit": 1}, 2, False, 3),
+    "two timeouts": ({"MaxTimeoutLimit": 2, "MaxTermLimit": 3}, 2, False, 3),
+    "buffers of 3": ({"MaxMsgBufferLimit": 3, "MaxPendingMsgLimit": 3}, 2, False, 3),
+    "three servers": ({}, 3, False, 3),
+    "request and heartbeat, symmetry": ({"RequestLimit": 1, "HeartbeatLimit": 1}, 2, True, 3),
+}
+
+INVARIANTS = ("LogInv", "MoreThanOneLeaderInv", "LogMatchingInv", "QuorumLogInv")
+
+
+def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, log: int) -> str:
+    """MCetcdraft.cfg with our constants, servers, symmetry, bound and invariants."""
+    names = ", ".join(f"s{k}" for k in range(1, servers + 1))
+    cfg = re.sub(r"\n(\s*)InitServer\s*=\s*\{[^}]*\}", rf"\n\1InitServer = {{{names}}}", base_cfg)
+    cfg = re.sub(r"\n(\s*)Server\s*=\s*\{[^}]*\}", rf"\n\1Server = {{{names}}}", cfg)
+    cfg = re.sub(r"\n(\s*)Value\s*=\s*\{[^}]*\}", r"\n\1Value = {v1}", cfg)
+    for name, value in {**BASE, **consts}.items():
+        cfg, n = re.subn(rf"\n(\s*){name}\s*=\s*[^\n\\]*", rf"\n\1{name} = {value}", cfg, count=1)
+        if n != 1:
+            raise SystemExit(f"bench.etcd_tlc: MCetcdraft.cfg has no constant {name}")
+    cfg = cfg.replace("CONSTANTS", f"CONSTANTS\n    MaxLogLength = {log}", 1)
+    if not sym:
+        cfg = cfg.replace("SYMMETRY Symmetry", "")
+    cfg = cfg.replace("CONSTRAINT", "CONSTRAINT\n    LogLengthConstraint", 1)
+    cut = cfg.index("INVARIANTS")
+    return cfg[:cut] + "INVARIANTS\n" + "".join(f"    {i}\n" for i in INVARIANTS)
+
+
+def run_mcheck(consts: dict[str, int], servers: int, sym: bool, log: int) -> dict[str, float]:
+    """The port's counts and seconds for one configuration."""
+    args = [f"--const={k}={v}" for k, v in {**consts, "MaxLogLength": log}.items()]
+    args += [f"--const=Server={servers}", f"--const=InitServer={servers}"]
+    if not sym:
+        args.append("--no-symmetry")
+    cmd = [sys.executable, "-m", "checker", "run", "etcd_raft", *args, "--json"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False).stdout
+    d = json.loads(out.strip().splitlines()[-1])
+    return {"distinct": d["distinct_states"], "depth": d["depth"], "seconds": d["seconds"]}
+
+
+def main(argv: list[str]) -> None:
+    """Run the configurations named (default: all) and print the table."""
+    classpath = os.environ.get("TLC_CLASSPATH")
+    study = os.environ.get("SPECULA_CASE_STUDIES")
+    if not classpath or not study:
+        raise SystemExit("bench.etcd_tlc: set TLC_CLASSPATH and SPECULA_CASE_STUDIES")
+    spec = Path(study) / SPEC_DIR
+    names = argv or list(CONFIGS)
+    with tempfile.TemporaryDirectory(prefix="etcd-tlc-") as tmp:
+        work = Path(tmp)
+        for f in ("etcdraft.tla", "MCetcdraft.tla"):
+            shutil.copy(spec / f, work / f)
+        shutil.copy(ROOT / "bench" / "etcd" / "MCetcdraftBounded.tla", work)
+        base_cfg = (spec / "MCetcdraft.cfg").read_text()
+        print("| configuration | TLC distinct / depth | TLC s | mcheck distinct / depth | s |")
+        print("|---|---:|---:|---:|---:|")
+        for name in names:
+            consts, servers, sym, log = CONFIGS[name]
+            cfg = f"{re.sub(r'[^a-z0-9]+', '_', name)}.cfg"
+            (work / cfg).write_text(config_text(base_cfg, consts, servers, sym, log))
+            tlc = run_tlc_model(classpath, work, "MCetcdraftBounded", cfg)
+            mc = run_mcheck(consts, servers, sym, log)
+            same = (tlc["distinct"], tlc["depth"]) == (mc["distinct"], mc["depth"])
+            print(
+                f"| {name} | {tlc['distinct']:,.0f} / {tlc['depth']:.0f} | {tlc['seconds']:.1f} "
+                f"| {mc['distinct']:,.0f} / {mc['depth']:.0f} | {mc['seconds']:.1f} |"
+                + ("" if same else " DIFFERENT")
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
