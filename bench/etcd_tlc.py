@@ -49,6 +49,15 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
     "buffers of 3": ({"MaxMsgBufferLimit": 3, "MaxPendingMsgLimit": 3}, 2, False, 3),
     "three servers": ({}, 3, False, 3),
     "request and heartbeat, symmetry": ({"RequestLimit": 1, "HeartbeatLimit": 1}, 2, True, 3),
+    "one restart": ({"RestartLimit": 1}, 2, False, 3),
+    "one drop": ({"DropLimit": 1}, 2, False, 3),
+    "one duplicate": ({"DuplicateLimit": 1}, 2, False, 3),
+    "request, restart, drop, duplicate": (
+        {"RequestLimit": 1, "RestartLimit": 1, "DropLimit": 1, "DuplicateLimit": 1},
+        2,
+        False,
+        3,
+    ),
 }
 
 INVARIANTS = ("LogInv", "MoreThanOneLeaderInv", "LogMatchingInv", "QuorumLogInv")

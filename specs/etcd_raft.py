@@ -4,9 +4,9 @@ the core.
 Ported from ``etcdraft.tla`` and ``MCetcdraft.tla`` (Specula case studies), written
 for mcheck: elections, log replication with the progress states and inflights,
 commit, the Ready step (persist, then send what is pending), step-downs and
-heartbeats, with the MC model's counters.  Not yet ported, and refused unless their
-limit is 0: restarts, message drops and duplicates, snapshots and compaction,
-configuration changes, ReportUnreachable and partitions.
+heartbeats, restarts from durableState, message drops and duplicates, with the MC
+model's counters.  Not yet ported, and refused unless their limit is 0: snapshots and
+compaction, configuration changes, ReportUnreachable and partitions.
 
 The MC model's own Next has actions with no counter (ReplicateImplicitEntry,
 AppendEntriesToSelf), so its state space is unbounded and Specula runs it in
@@ -275,9 +275,6 @@ class EtcdRaft(Spec):
     def validate(self) -> None:
         """The parts not yet ported must be switched off."""
         for name in (
-            "RestartLimit",
-            "DropLimit",
-            "DuplicateLimit",
             "SnapshotLimit",
             "CompactLimit",
             "ConfChangeLimit",
@@ -641,6 +638,58 @@ class EtcdRaft(Spec):
                 pending = pending.delete(m)
         return s._replace(
             durableState=put(s.durableState, i, durable), messages=messages, pendingMessages=pending
+        )
+
+    # -- faults (MCNextCrash, MCNextUnreliable) ------------------------------------
+    @action(over="Server")
+    def Restart(self, s: EtcdState, i: ServerId) -> EtcdState | None:
+        """MCRestart: i restarts from durableState; its pending messages are lost, the
+        network keeps its messages (RestartDropsMessages = FALSE)."""
+        c = s.constraintCounters
+        if c.restart >= self.RestartLimit:
+            return None
+        d = s.durableState[i]
+        return s._replace(
+            state=put(s.state, i, FOLLOWER),
+            votesResponded=put(s.votesResponded, i, frozenset()),
+            votesGranted=put(s.votesGranted, i, frozenset()),
+            matchIndex=put(s.matchIndex, i, self._map(lambda j: 0)),
+            pendingConfChangeIndex=put(s.pendingConfChangeIndex, i, 0),
+            pendingMessages=Map({m: n for m, n in s.pendingMessages.items() if m.msource != i}),
+            currentTerm=put(s.currentTerm, i, d.currentTerm),
+            commitIndex=put(s.commitIndex, i, d.commitIndex),
+            votedFor=put(s.votedFor, i, d.votedFor),
+            log=put(s.log, i, Log(d.snapshotIndex + 1, d.entries, d.snapshotIndex, d.snapshotTerm)),
+            applied=put(s.applied, i, d.snapshotIndex),
+            config=put(s.config, i, d.config),
+            appliedConfigIndex=put(s.appliedConfigIndex, i, d.commitIndex),
+            progressState=put(s.progressState, i, self._map(lambda j: PROBE)),
+            msgAppFlowPaused=put(s.msgAppFlowPaused, i, self._map(lambda j: False)),
+            pendingSnapshot=put(s.pendingSnapshot, i, self._map(lambda j: 0)),
+            nextIndex=put(s.nextIndex, i, self._map(lambda j: 1)),
+            inflights=put(s.inflights, i, self._map(lambda j: frozenset())),
+            historyLog=put(s.historyLog, i, d.snapshotHistory + d.entries),
+            constraintCounters=c._replace(restart=c.restart + 1),
+        )
+
+    @action(over_state=lambda self, s: in_order(m for m, n in s.messages.items() if n == 1))
+    def DuplicateMessage(self, s: EtcdState, m: Message) -> EtcdState | None:
+        """MCDuplicateMessage: a message with one copy gets a second."""
+        c = s.constraintCounters
+        if c.duplicate >= self.DuplicateLimit:
+            return None
+        return s._replace(
+            messages=add(s.messages, m), constraintCounters=c._replace(duplicate=c.duplicate + 1)
+        )
+
+    @action(over_state=lambda self, s: in_order(m for m, n in s.messages.items() if n == 1))
+    def DropMessage(self, s: EtcdState, m: Message) -> EtcdState | None:
+        """MCDropMessage: the network loses a message with one copy."""
+        c = s.constraintCounters
+        if c.drop >= self.DropLimit:
+            return None
+        return s._replace(
+            messages=remove(s.messages, m), constraintCounters=c._replace(drop=c.drop + 1)
         )
 
     # -- receiving ----------------------------------------------------------------

@@ -25,6 +25,9 @@ TLC: dict[str, tuple[dict[str, Any], bool, int, int]] = {
     "one request": ({"RequestLimit": 1}, False, 10337, 33),
     "heartbeat and step-down": ({"HeartbeatLimit": 1, "StepDownLimit": 1}, False, 21277, 34),
     "buffers of 3": ({"MaxMsgBufferLimit": 3, "MaxPendingMsgLimit": 3}, False, 29253, 35),
+    "one restart": ({"RestartLimit": 1}, False, 17483, 36),
+    "one drop": ({"DropLimit": 1}, False, 12163, 35),
+    "one duplicate": ({"DuplicateLimit": 1}, False, 11321, 33),
 }
 
 
@@ -37,7 +40,7 @@ def test_counts_equal_tlc(name: str) -> None:
     assert (r.stats.distinct, r.stats.depth) == (distinct, depth)
 
 
-@pytest.mark.parametrize("limit", ["RestartLimit", "SnapshotLimit", "ConfChangeLimit"])
+@pytest.mark.parametrize("limit", ["SnapshotLimit", "CompactLimit", "ConfChangeLimit"])
 def test_parts_not_yet_ported_are_refused(limit: str) -> None:
     with pytest.raises(ConfigError, match=f"{limit} must be 0"):
         load_spec_class("etcd_raft")(**{limit: 1})
