@@ -672,25 +672,25 @@ class EtcdRaft(Spec):
             constraintCounters=c._replace(restart=c.restart + 1),
         )
 
+    def _network_fault(
+        self, s: EtcdState, counter: str, limit: int, messages: Bag
+    ) -> EtcdState | None:
+        """A fault of MCNextUnreliable: ``messages`` after it, if its counter allows."""
+        c = s.constraintCounters
+        used = getattr(c, counter)
+        if used >= limit:
+            return None
+        return s._replace(messages=messages, constraintCounters=c._replace(**{counter: used + 1}))
+
     @action(over_state=lambda self, s: in_order(m for m, n in s.messages.items() if n == 1))
     def DuplicateMessage(self, s: EtcdState, m: Message) -> EtcdState | None:
         """MCDuplicateMessage: a message with one copy gets a second."""
-        c = s.constraintCounters
-        if c.duplicate >= self.DuplicateLimit:
-            return None
-        return s._replace(
-            messages=add(s.messages, m), constraintCounters=c._replace(duplicate=c.duplicate + 1)
-        )
+        return self._network_fault(s, "duplicate", self.DuplicateLimit, add(s.messages, m))
 
     @action(over_state=lambda self, s: in_order(m for m, n in s.messages.items() if n == 1))
     def DropMessage(self, s: EtcdState, m: Message) -> EtcdState | None:
         """MCDropMessage: the network loses a message with one copy."""
-        c = s.constraintCounters
-        if c.drop >= self.DropLimit:
-            return None
-        return s._replace(
-            messages=remove(s.messages, m), constraintCounters=c._replace(drop=c.drop + 1)
-        )
+        return self._network_fault(s, "drop", self.DropLimit, remove(s.messages, m))
 
     # -- receiving ----------------------------------------------------------------
     @action(
