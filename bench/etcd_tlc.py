@@ -60,7 +60,28 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
     ),
 }
 
-INVARIANTS = ("LogInv", "MoreThanOneLeaderInv", "LogMatchingInv", "QuorumLogInv")
+#: The MC model's invariants the port has (TLA+ names kept).
+INVARIANTS = (
+    "LogInv",
+    "MoreThanOneLeaderInv",
+    "LogMatchingInv",
+    "QuorumLogInv",
+    "MoreUpToDateCorrectInv",
+    "LeaderCompletenessInv",
+    "CommittedIsDurableInv",
+    "ProbeLimitInv",
+    "ReplicatePauseInv",
+    "SnapshotInflightsInv",
+    "InflightsLogIndexInv",
+    "InflightsMatchIndexInv",
+    "InflightsInv",
+    "NoPendingSnapshotInv",
+    "LeaderSelfReplicateInv",
+    "MatchIndexLessThanLogInv",
+    "MatchIndexNonNegativeInv",
+    "MatchIndexLessThanNextInv",
+    "MsgAppFlowPausedConsistencyInv",
+)
 
 
 def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, log: int) -> str:

@@ -900,14 +900,17 @@ class EtcdRaft(Spec):
         """Committed(i) == SubSeq(historyLog[i], 1, commitIndex[i])."""
         return s.historyLog[i][: s.commitIndex[i]]
 
+    def _pairs(self) -> list[tuple[ServerId, ServerId]]:
+        """Every ordered pair of distinct servers."""
+        return [(i, j) for i in self.Server for j in self.Server if i != j]
+
     @invariant
     def LogInv(self, s: EtcdState) -> bool:
         """Committed log entries never conflict between servers."""
-        for a in self.Server:
-            for b in self.Server:
-                x, y = self._committed(s, a), self._committed(s, b)
-                if a != b and x[: len(y)] != y and y[: len(x)] != x:
-                    return False
+        for a, b in self._pairs():
+            x, y = self._committed(s, a), self._committed(s, b)
+            if x[: len(y)] != y and y[: len(x)] != x:
+                return False
         return True
 
     @invariant
@@ -919,14 +922,11 @@ class EtcdRaft(Spec):
     @invariant
     def LogMatchingInv(self, s: EtcdState) -> bool:
         """Every (index, term) pair determines a log prefix (of the history logs)."""
-        for a in self.Server:
-            for b in self.Server:
-                if a == b:
-                    continue
-                x, y = s.historyLog[a], s.historyLog[b]
-                same = [n for n in range(min(len(x), len(y))) if x[n].term == y[n].term]
-                if same and x[: same[-1] + 1] != y[: same[-1] + 1]:
-                    return False
+        for a, b in self._pairs():
+            x, y = s.historyLog[a], s.historyLog[b]
+            same = [n for n in range(min(len(x), len(y))) if x[n].term == y[n].term]
+            if same and x[: same[-1] + 1] != y[: same[-1] + 1]:
+                return False
         return True
 
     @invariant
@@ -950,3 +950,130 @@ class EtcdRaft(Spec):
             if len(effective - holders) * 2 > len(effective):
                 return False
         return True
+
+    @invariant
+    def MoreUpToDateCorrectInv(self, s: EtcdState) -> bool:
+        """A log at least as up to date as j's holds j's committed entries."""
+        for i, j in self._pairs():
+            a, b = s.log[i], s.log[j]
+            newer = last_term(a) > last_term(b) or (
+                last_term(a) == last_term(b) and last_index(a) >= last_index(b)
+            )
+            committed = self._committed(s, j)
+            if newer and s.historyLog[i][: len(committed)] != committed:
+                return False
+        return True
+
+    @invariant
+    def LeaderCompletenessInv(self, s: EtcdState) -> bool:
+        """A leader holds every entry any server committed in terms up to its own."""
+        for i in self.Server:
+            if s.state[i] != LEADER:
+                continue
+            for j in self.Server:
+                if i == j:
+                    continue
+                committed = self._committed(s, j)
+                upto = [k for k in range(len(committed)) if committed[k].term <= s.currentTerm[i]]
+                prefix = committed[: upto[-1] + 1] if upto else ()
+                if s.historyLog[i][: len(prefix)] != prefix:
+                    return False
+        return True
+
+    @invariant
+    def CommittedIsDurableInv(self, s: EtcdState) -> bool:
+        """What a leader has committed is persisted."""
+        return all(
+            s.state[i] != LEADER or s.commitIndex[i] <= s.durableState[i].log for i in self.Server
+        )
+
+    def _leader_pairs(self, s: EtcdState) -> list[tuple[ServerId, ServerId]]:
+        return [(i, j) for i in self.Server if s.state[i] == LEADER for j in self.Server]
+
+    @invariant
+    def ProbeLimitInv(self, s: EtcdState) -> bool:
+        """In StateProbe at most one inflight."""
+        return all(
+            s.progressState[i][j] != PROBE or len(s.inflights[i][j]) <= 1
+            for i, j in self._leader_pairs(s)
+        )
+
+    def _replicating(self, s: EtcdState) -> list[tuple[bool, bool]]:
+        """Per leader and peer in StateReplicate: (paused, inflights full)."""
+        return [
+            (s.msgAppFlowPaused[i][j], len(s.inflights[i][j]) >= self.MaxInflightMsgs)
+            for i, j in self._leader_pairs(s)
+            if s.progressState[i][j] == REPLICATE
+        ]
+
+    @invariant
+    def ReplicatePauseInv(self, s: EtcdState) -> bool:
+        """In StateReplicate, paused only when the inflights are full."""
+        return all(full for paused, full in self._replicating(s) if paused)
+
+    @invariant
+    def SnapshotInflightsInv(self, s: EtcdState) -> bool:
+        """In StateSnapshot no inflights."""
+        return all(
+            s.progressState[i][j] != SNAPSHOT or not s.inflights[i][j]
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def InflightsLogIndexInv(self, s: EtcdState) -> bool:
+        """Inflight indices lie within the leader's log."""
+        return all(
+            all(x <= last_index(s.log[i]) for x in s.inflights[i][j])
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def InflightsMatchIndexInv(self, s: EtcdState) -> bool:
+        """Inflight indices lie above matchIndex."""
+        return all(
+            all(x > s.matchIndex[i][j] for x in s.inflights[i][j]) for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def InflightsInv(self, s: EtcdState) -> bool:
+        """Never more inflights than MaxInflightMsgs."""
+        return all(
+            len(s.inflights[i][j]) <= self.MaxInflightMsgs for i in self.Server for j in self.Server
+        )
+
+    @invariant
+    def NoPendingSnapshotInv(self, s: EtcdState) -> bool:
+        """Outside StateSnapshot no pending snapshot."""
+        return all(
+            s.progressState[i][j] == SNAPSHOT or s.pendingSnapshot[i][j] == 0
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def LeaderSelfReplicateInv(self, s: EtcdState) -> bool:
+        """A leader's progress for itself is StateReplicate."""
+        return all(s.state[i] != LEADER or s.progressState[i][i] == REPLICATE for i in self.Server)
+
+    @invariant
+    def MatchIndexLessThanLogInv(self, s: EtcdState) -> bool:
+        """A leader's matchIndex for a peer lies within its log."""
+        return all(
+            i == j or s.matchIndex[i][j] <= last_index(s.log[i]) for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def MatchIndexNonNegativeInv(self, s: EtcdState) -> bool:
+        """0 <= Match."""
+        return all(s.matchIndex[i][j] >= 0 for i in self.Server for j in self.Server)
+
+    @invariant
+    def MatchIndexLessThanNextInv(self, s: EtcdState) -> bool:
+        """Match < Next (progress.go's invariant)."""
+        return all(
+            i == j or s.matchIndex[i][j] < s.nextIndex[i][j] for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def MsgAppFlowPausedConsistencyInv(self, s: EtcdState) -> bool:
+        """In StateReplicate, not paused means the inflights are not full."""
+        return all(not full for paused, full in self._replicating(s) if not paused)
