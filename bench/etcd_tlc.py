@@ -50,6 +50,7 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
     "three servers": ({}, 3, False, 3),
     "request and heartbeat, symmetry": ({"RequestLimit": 1, "HeartbeatLimit": 1}, 2, True, 3),
     "one restart": ({"RestartLimit": 1}, 2, False, 3),
+    "one request, one compaction, log 4": ({"RequestLimit": 1, "CompactLimit": 1}, 2, False, 4),
     "one drop": ({"DropLimit": 1}, 2, False, 3),
     "one duplicate": ({"DuplicateLimit": 1}, 2, False, 3),
     "request, restart, drop, duplicate": (
@@ -81,6 +82,7 @@ INVARIANTS = (
     "MatchIndexNonNegativeInv",
     "MatchIndexLessThanNextInv",
     "MsgAppFlowPausedConsistencyInv",
+    "AppendEntriesPrevLogTermValidInv",
 )
 
 

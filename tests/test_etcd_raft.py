@@ -39,7 +39,7 @@ def test_counts_equal_tlc(name: str) -> None:
     assert (r.stats.distinct, r.stats.depth) == (distinct, depth)
 
 
-@pytest.mark.parametrize("limit", ["SnapshotLimit", "CompactLimit", "ConfChangeLimit"])
+@pytest.mark.parametrize("limit", ["SnapshotLimit", "ReportUnreachableLimit", "ConfChangeLimit"])
 def test_parts_not_yet_ported_are_refused(limit: str) -> None:
     with pytest.raises(ConfigError, match=f"{limit} must be 0"):
         load_spec_class("etcd_raft")(**{limit: 1})
