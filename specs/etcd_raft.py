@@ -736,7 +736,7 @@ class EtcdRaft(Spec):
                 return self._update_term_and_vote(s, i, j, m)
             return self._handle_rv_request(s, i, j, m)
         if m.mterm > term:
-            return self._update_term(s, i, m.mterm)
+            return self._become_follower_of_term(s, i, m.mterm)  # UpdateTerm
         if isinstance(m, RVResp):
             if m.mterm < term:
                 return self._discard(s, m)
@@ -760,9 +760,6 @@ class EtcdRaft(Spec):
         return s._replace(
             currentTerm=put(s.currentTerm, i, t), state=put(s.state, i, FOLLOWER), votedFor=voted
         )
-
-    def _update_term(self, s: EtcdState, i: ServerId, t: int) -> EtcdState:
-        return self._become_follower_of_term(s, i, t)
 
     @staticmethod
     def _log_ok_for_vote(lg: Log, m: RVReq) -> bool:
@@ -819,14 +816,13 @@ class EtcdRaft(Spec):
         ents = m.mentries
         commit = s.commitIndex[i]
 
-        def conflicts() -> list[int]:
-            return [
-                k
-                for k in range(1, len(ents) + 1)
-                if index + k - 1 <= last and log_term(lg, index + k - 1) != ents[k - 1].term
-            ]
-
-        no_conflict = index <= last + 1 and not conflicts()
+        # The positions (1-based) of the entries whose term differs from the log's.
+        conflicting = [
+            k
+            for k in range(1, len(ents) + 1)
+            if index + k - 1 <= last and log_term(lg, index + k - 1) != ents[k - 1].term
+        ]
+        no_conflict = index <= last + 1 and not conflicting
         done = index <= commit or (
             index > commit and (not ents or (m.mprevLogIndex + len(ents) <= last and no_conflict))
         )
@@ -847,7 +843,8 @@ class EtcdRaft(Spec):
         if not ents or index <= commit:
             return None
         if not no_conflict:
-            ci = index + min(conflicts()) - 1
+            # FindFirstConflict: 0 when nothing conflicts, and then no step.
+            ci = index + conflicting[0] - 1 if conflicting else 0
             if not ci > commit:
                 return None
             new_entries = ents[ci - index :]

@@ -486,15 +486,7 @@ def test_the_value_model_table_is_the_one_documented_and_shown() -> None:
         term: int
         value: Any
 
-    import dataclasses
-
-    @dataclasses.dataclass(frozen=True)
-    class Point:
-        src: int
-        dst: int
-
-    class Role(enum.Enum):
-        LEADER = "L"
+    from tests.soundness.values import Point, Role
 
     s1 = ModelValue("s1", "Server", 0)
     examples = {

@@ -3,8 +3,6 @@ change drawn as the members a step added and removed (issue 46)."""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import html
 import textwrap
 from pathlib import Path
@@ -18,6 +16,7 @@ from pyrsistent import pbag, pmap, pvector
 from checker.cli.commands import main
 from checker.values import ModelValue
 from checker.values.show import STYLE_VARIABLE, show
+from tests.soundness.values import Point, Role
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PAXOS = str(FIXTURES / "paxos_msgs.py")
@@ -39,16 +38,6 @@ def cli(*args: str) -> tuple[int, str]:
 class Token(NamedTuple):
     pos: int
     color: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Point:
-    src: int
-    dst: int
-
-
-class Role(enum.Enum):
-    LEADER = "L"
 
 
 S1 = ModelValue("s1", "Server", 0)
