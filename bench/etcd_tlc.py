@@ -53,6 +53,27 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
     "one request, one compaction, log 4": ({"RequestLimit": 1, "CompactLimit": 1}, 2, False, 4),
     "one drop": ({"DropLimit": 1}, 2, False, 3),
     "one duplicate": ({"DuplicateLimit": 1}, 2, False, 3),
+    "one snapshot, one compaction": ({"SnapshotLimit": 1, "CompactLimit": 1}, 2, False, 3),
+    "request, snapshot, compaction, symmetry": (
+        {"RequestLimit": 1, "SnapshotLimit": 1, "CompactLimit": 1},
+        2,
+        True,
+        3,
+    ),
+    "report unreachable": ({"RequestLimit": 1, "ReportUnreachableLimit": 1}, 2, False, 3),
+    "apply, request, snapshot, compaction": (
+        {"ApplyCommitted": 1, "RequestLimit": 1, "SnapshotLimit": 1, "CompactLimit": 1},
+        2,
+        False,
+        3,
+    ),
+    "one configuration change": ({"ConfChangeLimit": 1}, 2, False, 3),
+    "one change, three servers, two bootstrapped": (
+        {"ConfChangeLimit": 1, "InitServer": 2, "RequestLimit": 1},
+        3,
+        False,
+        4,
+    ),
     "request, restart, drop, duplicate": (
         {"RequestLimit": 1, "RestartLimit": 1, "DropLimit": 1, "DuplicateLimit": 1},
         2,
@@ -87,9 +108,13 @@ INVARIANTS = (
 
 
 def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, log: int) -> str:
-    """MCetcdraft.cfg with our constants, servers, symmetry, bound and invariants."""
+    """MCetcdraft.cfg with our constants, servers, symmetry, bound and invariants
+    (``ApplyCommitted`` is ours: it selects the wrapper's spec with ApplyEntries)."""
+    consts = dict(consts)
+    apply = consts.pop("ApplyCommitted", 0)
     names = ", ".join(f"s{k}" for k in range(1, servers + 1))
-    cfg = re.sub(r"\n(\s*)InitServer\s*=\s*\{[^}]*\}", rf"\n\1InitServer = {{{names}}}", base_cfg)
+    init = ", ".join(f"s{k}" for k in range(1, consts.pop("InitServer", servers) + 1))
+    cfg = re.sub(r"\n(\s*)InitServer\s*=\s*\{[^}]*\}", rf"\n\1InitServer = {{{init}}}", base_cfg)
     cfg = re.sub(r"\n(\s*)Server\s*=\s*\{[^}]*\}", rf"\n\1Server = {{{names}}}", cfg)
     cfg = re.sub(r"\n(\s*)Value\s*=\s*\{[^}]*\}", r"\n\1Value = {v1}", cfg)
     for name, value in {**BASE, **consts}.items():
@@ -97,6 +122,8 @@ def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, 
         if n != 1:
             raise SystemExit(f"bench.etcd_tlc: MCetcdraft.cfg has no constant {name}")
     cfg = cfg.replace("CONSTANTS", f"CONSTANTS\n    MaxLogLength = {log}", 1)
+    if apply:
+        cfg = cfg.replace("SPECIFICATION mc_etcdSpec\n", "SPECIFICATION mc_etcdSpecApply\n", 1)
     if not sym:
         cfg = cfg.replace("SYMMETRY Symmetry", "")
     cfg = cfg.replace("CONSTRAINT", "CONSTRAINT\n    LogLengthConstraint", 1)
@@ -106,8 +133,9 @@ def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, 
 
 def run_mcheck(consts: dict[str, int], servers: int, sym: bool, log: int) -> dict[str, float]:
     """The port's counts and seconds for one configuration."""
-    args = [f"--const={k}={v}" for k, v in {**consts, "MaxLogLength": log}.items()]
-    args += [f"--const=Server={servers}", f"--const=InitServer={servers}"]
+    args = [f"--const={k}={v}" for k, v in {"InitServer": servers, **consts}.items()]
+    args += [f"--const=MaxLogLength={log}", f"--const=Server={servers}"]
+    args += [f"--invariant={name}" for name in INVARIANTS]  # TLC checks these only
     if not sym:
         args.append("--no-symmetry")
     cmd = [sys.executable, "-m", "checker", "run", "etcd_raft", *args, "--json"]

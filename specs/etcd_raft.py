@@ -1,18 +1,25 @@
-"""etcd/raft as Specula's case study models it (etcd-raft/scenarios/snapshot), stage 1:
-the core.
+"""etcd/raft as Specula's case study models it (etcd-raft/scenarios/snapshot).
 
 Ported from ``etcdraft.tla`` and ``MCetcdraft.tla`` (Specula case studies), written
 for mcheck: elections, log replication with the progress states and inflights,
 commit, the Ready step (persist, then send what is pending), step-downs and
 heartbeats, restarts from durableState, message drops and duplicates, log compaction
-(MCCompactLog), with the MC model's counters.  Not yet ported, and refused unless
-their limit is 0: snapshots, configuration changes, ReportUnreachable and partitions.
+(MCCompactLog), snapshots (SendSnapshot, SendSnapshotWithCompaction,
+ManualSendSnapshot, HandleSnapshotRequest's stale / fast-forward / restore cases),
+ReportUnreachable, and configuration changes with joint consensus (ChangeConf,
+ApplySimpleConfChange, ProposeLeaveJoint, auto-leave), with the MC model's counters.
+Not ported, and refused unless 0: partitions (PartitionLimit).
 
 The MC model's own Next has actions with no counter (ReplicateImplicitEntry,
 AppendEntriesToSelf), so its state space is unbounded and Specula runs it in
 simulation; ``MaxLogLength`` (ours) bounds every log, as the CONSTRAINT of our
-wrapper ``bench/etcd/MCetcdraftBounded.tla`` does for TLC.  Distinct states and depth
-equal TLC's on every configuration tried (docs/specs/etcd-raft.md).
+wrapper ``bench/etcd/MCetcdraftBounded.tla`` does for TLC.  MCetcdraft's Next also
+leaves out etcdraft.tla's ApplyEntries, so ``applied`` never passes the bootstrap
+entries there; ``ApplyCommitted`` (ours, off by default) puts it back, which the
+known bugs need.  ReconfigurationLimit only bounds AddNewServer/DeleteServer/
+AddLearner, which MCetcdraft's Next does not contain: it has no effect, as in TLC.
+Distinct states and depth equal TLC's on every configuration tried
+(docs/specs/etcd-raft.md).
 """
 
 from __future__ import annotations
@@ -40,6 +47,25 @@ class ValueVal(NamedTuple):
 class ConfVal(NamedTuple):
     """``[newconf |-> ..., learners |-> ...]``: a simple configuration entry."""
 
+    newconf: frozenset[ServerId]
+    learners: frozenset[ServerId]
+
+
+class ChangeVal(NamedTuple):
+    """ChangeConf's entry (a ConfChangeV2): the new voters and learners, whether it
+    enters a joint configuration, and the voters it leaves (``oldconf``)."""
+
+    newconf: frozenset[ServerId]
+    learners: frozenset[ServerId]
+    enterJoint: bool
+    oldconf: frozenset[ServerId]
+
+
+class LeaveVal(NamedTuple):
+    """``[leaveJoint |-> TRUE, newconf, learners]``: the entry that leaves a joint
+    configuration (auto-leave or ProposeLeaveJoint)."""
+
+    leaveJoint: bool
     newconf: frozenset[ServerId]
     learners: frozenset[ServerId]
 
@@ -128,7 +154,28 @@ class AEResp(NamedTuple):
     mdest: ServerId
 
 
-Message = RVReq | RVResp | AEReq | AEResp
+class ConfState(NamedTuple):
+    """``ComputeConfStateFromHistory``'s record: raftpb.ConfState in a snapshot."""
+
+    voters: frozenset[ServerId]
+    learners: frozenset[ServerId]
+    outgoing: frozenset[ServerId]
+    autoLeave: bool
+
+
+class SnapReq(NamedTuple):
+    """SnapshotRequest (MsgSnap): the history it covers and its ConfState."""
+
+    mterm: int
+    msnapshotIndex: int
+    msnapshotTerm: int
+    mhistory: tuple[Entry, ...]
+    mconfState: ConfState
+    msource: ServerId
+    mdest: ServerId
+
+
+Message = RVReq | RVResp | AEReq | AEResp | SnapReq
 Bag = Map[Message, int]
 
 
@@ -216,6 +263,26 @@ def find_conflict_by_term(lg: Log, index: int, target: int) -> int:
     return 0 if index == 0 or not matching else max(matching)
 
 
+def conf_state_of(history: tuple[Entry, ...]) -> ConfState:
+    """``ComputeConfStateFromHistory``: the configuration of the history's last
+    configuration entry (nothing when it has none)."""
+    for entry in reversed(history):
+        if entry.type == CONFIG_ENTRY:
+            v = entry.value
+            if isinstance(v, ChangeVal) and v.enterJoint:
+                return ConfState(v.newconf, v.learners, v.oldconf, bool(v.oldconf))
+            return ConfState(v.newconf, v.learners, frozenset(), False)
+    return ConfState(frozenset(), frozenset(), frozenset(), False)
+
+
+def last_config_index(history: tuple[Entry, ...]) -> int:
+    """The index of the history's last configuration entry, 0 when it has none."""
+    for k in range(len(history), 0, -1):
+        if history[k - 1].type == CONFIG_ENTRY:
+            return k
+    return 0
+
+
 def quorum(votes: frozenset[ServerId], conf: frozenset[ServerId]) -> bool:
     """``votes \\cap conf \\in Quorum(conf)`` (an empty conf has no quorum)."""
     return len(votes & conf) * 2 > len(conf)
@@ -246,7 +313,14 @@ class EtcdRaft(Spec):
         "ReportUnreachableLimit": 0,
         "ReconfigurationLimit": 0,
         "PartitionLimit": 0,
+        "ApplyCommitted": False,
     }
+    #: ``default`` is Specula's etcdraft.tla as it stands; each ``revert_*`` takes
+    #: back one etcd/raft fix, as Specula's bugs/reproduce folder does.
+    #: Specula's spec lacks etcd's own fix of etcd#7280 (raft.go hup refuses to
+    #: campaign with configuration changes committed but not applied): ``fix_7280``
+    #: adds it.
+    variants = ("default", "revert_76f1249", "revert_124", "fix_7280")
     symmetry = ("Server",)
     check_deadlock = False
 
@@ -271,16 +345,11 @@ class EtcdRaft(Spec):
     ReportUnreachableLimit: int
     ReconfigurationLimit: int
     PartitionLimit: int
+    ApplyCommitted: bool
 
     def validate(self) -> None:
         """The parts not yet ported must be switched off."""
-        for name in (
-            "SnapshotLimit",
-            "ConfChangeLimit",
-            "ReportUnreachableLimit",
-            "ReconfigurationLimit",
-            "PartitionLimit",
-        ):
+        for name in ("PartitionLimit",):
             if getattr(self, name) != 0:
                 raise ConfigError(f"{name} must be 0: that part of etcdraft.tla is not ported yet")
         if not 1 <= self.InitServer <= len(self.Server):
@@ -424,6 +493,8 @@ class EtcdRaft(Spec):
             return None
         if s.state[i] not in (FOLLOWER, CANDIDATE) or i not in self._voters(s, i):
             return None
+        if self.variant == "fix_7280" and self._unapplied_config(s, i):
+            return None
         return s._replace(
             state=put(s.state, i, CANDIDATE),
             currentTerm=put(s.currentTerm, i, s.currentTerm[i] + 1),
@@ -431,6 +502,17 @@ class EtcdRaft(Spec):
             votesResponded=put(s.votesResponded, i, frozenset()),
             votesGranted=put(s.votesGranted, i, frozenset()),
             constraintCounters=c._replace(timeout=c.timeout + 1),
+        )
+
+    @staticmethod
+    def _unapplied_config(s: EtcdState, i: ServerId) -> bool:
+        """A configuration entry of i's log is committed and not yet applied."""
+        lg = s.log[i]
+        hist = s.historyLog[i]
+        first = max(s.appliedConfigIndex[i] + 1, lg.offset)
+        return any(
+            hist[k - 1].type == CONFIG_ENTRY
+            for k in range(first, min(s.commitIndex[i], len(hist)) + 1)
         )
 
     @action(over=("Server", "Server"))
@@ -512,10 +594,11 @@ class EtcdRaft(Spec):
         lg = s.log[i]
         # The fix of etcd/raft 76f1249: send no entries that are compacted, and no
         # previous entry whose term is gone (raft.go maybeSendAppend sends a snapshot).
-        if not (b == e or b >= lg.offset):
-            return None
-        if not (b == 1 or b - 1 == lg.snapshotIndex or b - 1 >= lg.offset):
-            return None
+        if self.variant != "revert_76f1249":
+            if not (b == e or b >= lg.offset):
+                return None
+            if not (b == 1 or b - 1 == lg.snapshotIndex or b - 1 >= lg.offset):
+                return None
         pstate = s.progressState[i][j]
         paused = s.msgAppFlowPaused[i][j]
         if subtype != "heartbeat":
@@ -601,8 +684,9 @@ class EtcdRaft(Spec):
         if joint and not auto:
             return None
         if auto:
-            raise NotImplementedError("leave-joint entries: configuration changes not ported")
-        t = self._replicate(s, i, ValueVal(0), VALUE_ENTRY)
+            t = self._leave_joint(s, i)
+        else:
+            t = self._replicate(s, i, ValueVal(0), VALUE_ENTRY)
         m = AEResp("app", t.currentTerm[i], True, last_index(t.log[i]), 0, 0, i, i)
         return self._send(t, m)
 
@@ -642,6 +726,17 @@ class EtcdRaft(Spec):
         )
 
     @action(over="Server")
+    def ApplyEntries(self, s: EtcdState, i: ServerId) -> EtcdState | None:
+        """ApplyEntries(i, commitIndex[i]), as etcdraft.tla's own NextAsync has it: the
+        application applies what is committed.  MCetcdraft's Next leaves it out, so
+        there ``applied`` keeps its initial value and only entries up to the bootstrap
+        can be compacted or sent as a snapshot; ``ApplyCommitted`` (ours, off by
+        default) adds it."""
+        if not self.ApplyCommitted or s.applied[i] >= s.commitIndex[i]:
+            return None
+        return s._replace(applied=put(s.applied, i, s.commitIndex[i]))
+
+    @action(over="Server")
     def CompactLog(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """MCCompactLog(i, commitIndex[i]): compact the log up to the commit index (at
         most one past the applied index); durableState keeps the compacted entries as
@@ -669,6 +764,273 @@ class EtcdRaft(Spec):
                 ),
             ),
             constraintCounters=c._replace(compact=c.compact + 1),
+        )
+
+    # -- snapshots ------------------------------------------------------------------
+    def _snapshot_of(self, s: EtcdState, i: ServerId, index: int) -> tuple[Entry, ...]:
+        """The history up to ``index`` from what i has: its persisted snapshot history,
+        then its log's entries."""
+        d = s.durableState[i]
+        if index <= d.snapshotIndex:
+            return d.snapshotHistory[:index]
+        lg = s.log[i]
+        return d.snapshotHistory + lg.entries[: index - lg.offset + 1]
+
+    def _snapshot_message(
+        self, s: EtcdState, i: ServerId, j: ServerId, index: int, term: int, history: Any
+    ) -> SnapReq:
+        return SnapReq(s.currentTerm[i], index, term, history, conf_state_of(history), i, j)
+
+    def _may_snapshot(self, s: EtcdState, i: ServerId, j: ServerId) -> bool:
+        """The MC counter allows it and leader i may send j a snapshot (j a voter of the
+        incoming configuration or a learner)."""
+        if s.constraintCounters.snapshot >= self.SnapshotLimit:
+            return False
+        if i == j or s.state[i] != LEADER:
+            return False
+        c = s.config[i]
+        return j in c.jointConfig[0] or j in c.learners
+
+    def _become_snapshot(self, s: EtcdState, i: ServerId, j: ServerId, index: int) -> EtcdState:
+        """progress.BecomeSnapshot(index), and the MC model's snapshot counter."""
+        c = s.constraintCounters
+        return s._replace(
+            progressState=self._set2(s.progressState, i, j, SNAPSHOT),
+            msgAppFlowPaused=self._set2(s.msgAppFlowPaused, i, j, False),
+            pendingSnapshot=self._set2(s.pendingSnapshot, i, j, index),
+            nextIndex=self._set2(s.nextIndex, i, j, index + 1),
+            inflights=self._set2(s.inflights, i, j, frozenset()),
+            constraintCounters=c._replace(snapshot=c.snapshot + 1),
+        )
+
+    @action(over=("Server", "Server"))
+    def SendSnapshot(self, s: EtcdState, i: ServerId, j: ServerId) -> EtcdState | None:
+        """MCSendSnapshot: j's previous entry is compacted, so the leader sends its
+        snapshot (raft.go maybeSendSnapshot) and j's progress becomes StateSnapshot."""
+        if not self._may_snapshot(s, i, j):
+            return None
+        lg = s.log[i]
+        prev = s.nextIndex[i][j] - 1
+        if lg.offset <= prev <= last_index(lg) or lg.snapshotIndex == 0:
+            return None
+        history = s.durableState[i].snapshotHistory
+        m = self._snapshot_message(s, i, j, lg.snapshotIndex, lg.snapshotTerm, history)
+        t = s._replace(pendingMessages=add(s.pendingMessages, m))
+        return self._become_snapshot(t, i, j, lg.snapshotIndex)
+
+    @action(
+        over_state=lambda self, s: [
+            (i, j, idx)
+            for i in self.Server
+            for j in self.Server
+            for idx in range(1, s.commitIndex[i] + 1)
+        ]
+    )
+    def SendSnapshotWithCompaction(
+        self, s: EtcdState, p: tuple[ServerId, ServerId, int]
+    ) -> EtcdState | None:
+        """MCSendSnapshotWithCompaction: a snapshot at an applied index of the leader's
+        choice, at or past its own snapshot and j's match."""
+        i, j, idx = p
+        if not self._may_snapshot(s, i, j):
+            return None
+        if not (s.log[i].snapshotIndex <= idx <= s.applied[i] and idx >= s.matchIndex[i][j]):
+            return None
+        history = self._snapshot_of(s, i, idx)
+        m = self._snapshot_message(s, i, j, idx, log_term(s.log[i], idx), history)
+        t = s._replace(pendingMessages=add(s.pendingMessages, m))
+        return self._become_snapshot(t, i, j, idx)
+
+    @action(over=("Server", "Server"))
+    def ManualSendSnapshot(self, s: EtcdState, i: ServerId, j: ServerId) -> EtcdState | None:
+        """MCManualSendSnapshot: the test harness sends a snapshot of the applied state
+        and leaves j's progress alone."""
+        if not self._may_snapshot(s, i, j) or s.applied[i] <= 0:
+            return None
+        idx = s.applied[i]
+        history = self._snapshot_of(s, i, idx)
+        m = self._snapshot_message(s, i, j, idx, log_term(s.log[i], idx), history)
+        c = s.constraintCounters
+        return s._replace(
+            pendingMessages=add(s.pendingMessages, m),
+            constraintCounters=c._replace(snapshot=c.snapshot + 1),
+        )
+
+    @action(over=("Server", "Server"))
+    def ReportUnreachable(self, s: EtcdState, i: ServerId, j: ServerId) -> EtcdState | None:
+        """MCReportUnreachable: the application tells leader i that j is unreachable;
+        a replicating j goes back to probing (other states unchanged, the report still
+        counted)."""
+        c = s.constraintCounters
+        if c.reportUnreachable >= self.ReportUnreachableLimit or s.state[i] != LEADER or i == j:
+            return None
+        s = s._replace(constraintCounters=c._replace(reportUnreachable=c.reportUnreachable + 1))
+        if s.progressState[i][j] != REPLICATE:
+            return s
+        return s._replace(
+            progressState=self._set2(s.progressState, i, j, PROBE),
+            inflights=self._set2(s.inflights, i, j, frozenset()),
+        )
+
+    def _handle_snapshot_request(
+        self, s: EtcdState, i: ServerId, j: ServerId, m: SnapReq
+    ) -> EtcdState:
+        """HandleSnapshotRequest (raft.restore): stale, fast-forward, or restore."""
+        term = s.currentTerm[i]
+        if m.mterm < term:
+            return self._discard(s, m)
+        commit = s.commitIndex[i]
+        if m.msnapshotIndex <= commit:
+            return self._reply(s, AEResp("app", term, True, commit, 0, 0, i, j), m)
+        index = m.msnapshotIndex
+        if log_term(s.log[i], index) == m.msnapshotTerm:
+            t = s._replace(commitIndex=put(s.commitIndex, i, index))
+            return self._reply(t, AEResp("app", term, True, index, 0, 0, i, j), m)
+        cs = m.mconfState
+        config = Config((cs.voters, cs.outgoing), cs.learners, cs.autoLeave)
+        d = s.durableState[i]
+        t = s._replace(
+            log=put(s.log, i, Log(index + 1, (), index, m.msnapshotTerm)),
+            historyLog=put(s.historyLog, i, m.mhistory),
+            commitIndex=put(s.commitIndex, i, index),
+            config=put(s.config, i, config),
+            appliedConfigIndex=put(s.appliedConfigIndex, i, last_config_index(m.mhistory)),
+            durableState=put(
+                s.durableState,
+                i,
+                d._replace(
+                    log=index,
+                    entries=(),
+                    snapshotIndex=index,
+                    snapshotTerm=m.msnapshotTerm,
+                    snapshotHistory=m.mhistory,
+                    commitIndex=index,
+                    config=config,
+                ),
+            ),
+        )
+        return self._reply(t, AEResp("snapshot", term, True, index, 0, 0, i, j), m)
+
+    # -- configuration changes (MCDynamicConfigActions) -----------------------------
+    def _conf_changes(self, s: EtcdState) -> list[tuple[ServerId, ChangeVal | None]]:
+        """ChangeConf's choices: per leader, every valid ConfChangeV2 when none is
+        pending past the applied index, else ``None`` (the proposal becomes an empty
+        entry, as raft.go does with a refused one)."""
+        if s.constraintCounters.confChange >= self.ConfChangeLimit:
+            return []
+        subsets = [
+            frozenset(x for k, x in enumerate(self.Server) if bits >> k & 1)
+            for bits in range(1 << len(self.Server))
+        ]
+        out: list[tuple[ServerId, ChangeVal | None]] = []
+        for i in self.Server:
+            if s.state[i] != LEADER:
+                continue
+            if s.pendingConfChangeIndex[i] > s.applied[i]:
+                out.append((i, None))
+                continue
+            voters, outgoing = s.config[i].jointConfig
+            if outgoing:  # already joint: confchange.go refuses every change
+                continue
+            for enter in (False, True):
+                for new in subsets:
+                    if not new or (not enter and len(voters ^ new) > 1):
+                        continue
+                    for learners in subsets:
+                        if new & learners or (enter and voters & learners):
+                            continue
+                        out.append((i, ChangeVal(new, learners, enter, voters)))
+        return out
+
+    @action(over_state=lambda self, s: self._conf_changes(s))
+    def ChangeConf(self, s: EtcdState, p: tuple[ServerId, ChangeVal | None]) -> EtcdState:
+        """MCChangeConf: the leader proposes a configuration change (simple: one voter
+        at most; or entering a joint configuration)."""
+        i, change = p
+        c = s.constraintCounters
+        s = s._replace(constraintCounters=c._replace(confChange=c.confChange + 1))
+        if change is None:
+            return self._replicate(s, i, (), VALUE_ENTRY)
+        return self._pending_at_last(self._replicate(s, i, change, CONFIG_ENTRY), i)
+
+    @action(over="Server")
+    def ApplySimpleConfChange(self, s: EtcdState, i: ServerId) -> EtcdState | None:
+        """Apply the next committed configuration entry, in log order; a leader starts
+        tracking the servers it adds (probing from its last index)."""
+        lg = s.log[i]
+        k = next(
+            (
+                x
+                for x in range(max(lg.offset, s.appliedConfigIndex[i] + 1), s.commitIndex[i] + 1)
+                if lg.entries[x - lg.offset].type == CONFIG_ENTRY
+            ),
+            0,
+        )
+        if k == 0:
+            return None
+        v = lg.entries[k - lg.offset].value
+        old = s.config[i]
+        leave = isinstance(v, LeaveVal)
+        enter = isinstance(v, ChangeVal) and v.enterJoint
+        voters = old.jointConfig[0] if leave else v.newconf
+        outgoing = v.oldconf if enter else frozenset()
+        new = Config((voters, outgoing), v.learners, False if leave else enter)
+        t = s._replace(
+            config=put(s.config, i, new),
+            appliedConfigIndex=put(s.appliedConfigIndex, i, k),
+        )
+        leader = s.state[i] == LEADER
+        if leader and s.pendingConfChangeIndex[i] == k:
+            t = t._replace(
+                reconfigCount=t.reconfigCount + 1,
+                pendingConfChangeIndex=put(t.pendingConfChangeIndex, i, 0),
+            )
+        added = (voters | outgoing | v.learners) - (
+            old.jointConfig[0] | old.jointConfig[1] | old.learners
+        )
+        if not (leader and added):
+            return t
+        start = max(last_index(lg), 1)
+
+        def per_peer(outer: Map[ServerId, Map[ServerId, Any]], value: Any, me: bool) -> Any:
+            row = outer[i]
+            for j in in_order(added):
+                if me or j != i:
+                    row = put(row, j, value)
+            return put(outer, i, row)
+
+        return t._replace(
+            nextIndex=per_peer(t.nextIndex, start, True),
+            matchIndex=per_peer(t.matchIndex, 0, False),
+            progressState=per_peer(t.progressState, PROBE, False),
+            msgAppFlowPaused=per_peer(t.msgAppFlowPaused, False, True),
+            inflights=per_peer(t.inflights, frozenset(), True),
+            pendingSnapshot=per_peer(t.pendingSnapshot, 0, True),
+        )
+
+    @action(over="Server")
+    def ProposeLeaveJoint(self, s: EtcdState, i: ServerId) -> EtcdState | None:
+        """The leader of a joint auto-leave configuration proposes leaving it once its
+        entering entry is applied (pendingConfChangeIndex back at 0)."""
+        conf = s.config[i]
+        if s.state[i] != LEADER or not conf.jointConfig[1] or not conf.autoLeave:
+            return None
+        if s.pendingConfChangeIndex[i] != 0:
+            return None
+        return self._leave_joint(s, i)
+
+    def _leave_joint(self, s: EtcdState, i: ServerId) -> EtcdState:
+        """The leader appends the entry that leaves its joint configuration (keeping
+        its incoming voters and learners) and marks it pending."""
+        conf = s.config[i]
+        t = self._replicate(s, i, LeaveVal(True, conf.jointConfig[0], conf.learners), CONFIG_ENTRY)
+        return self._pending_at_last(t, i)
+
+    @staticmethod
+    def _pending_at_last(s: EtcdState, i: ServerId) -> EtcdState:
+        """pendingConfChangeIndex[i] := LastIndex(log[i])."""
+        return s._replace(
+            pendingConfChangeIndex=put(s.pendingConfChangeIndex, i, last_index(s.log[i]))
         )
 
     # -- faults (MCNextCrash, MCNextUnreliable) ------------------------------------
@@ -737,22 +1099,40 @@ class EtcdRaft(Spec):
             return self._handle_rv_request(s, i, j, m)
         if m.mterm > term:
             return self._become_follower_of_term(s, i, m.mterm)  # UpdateTerm
-        if isinstance(m, RVResp):
-            if m.mterm < term:
-                return self._discard(s, m)
-            if j != i and j not in self._members(s, i):
-                return self._discard(s, m)
-            return self._handle_rv_response(s, i, j, m)
         if isinstance(m, AEReq):
             return self._handle_ae_request(s, i, j, m)
+        if isinstance(m, SnapReq):
+            return self._handle_snapshot_request(s, i, j, m)
         if m.mterm < term:
-            return self._discard(s, m)
-        if j != i and j not in self._members(s, i):
-            return self._discard(s, m)
+            return self._discard(s, m)  # DropStaleResponse
+        if isinstance(m, RVResp):
+            # HandleRequestVoteResponse counts members' votes only; a non-member's
+            # response is dropped by DropResponseFromNonMember.
+            if j != i and j not in self._members(s, i):
+                return None
+            return self._handle_rv_response(s, i, j, m)
+        # The append handlers do not ask whether j is a member: a non-member's response
+        # of this term is handled here or dropped by DropResponseFromNonMember.
         if m.msubtype == "heartbeat":
             t = self._discard(s, m)
             return t._replace(msgAppFlowPaused=self._set2(t.msgAppFlowPaused, i, j, False))
         return self._handle_ae_response(s, i, j, m)
+
+    @action(
+        over_state=lambda self, s: in_order(
+            m
+            for m in s.messages
+            if isinstance(m, (RVResp, AEResp))
+            and m.msource != m.mdest
+            and m.msource not in self._members(s, m.mdest)
+        ),
+        actor=lambda self, s, m: m.mdest,
+    )
+    def DropResponseFromNonMember(self, s: EtcdState, m: Message) -> EtcdState:
+        """A response from a server outside the receiver's configuration is dropped
+        (rawnode.go: no Progress for it), whatever its term: the alternative to
+        Receive's branches for it."""
+        return self._discard(s, m)
 
     @staticmethod
     def _become_follower_of_term(s: EtcdState, i: ServerId, t: int) -> EtcdState:
@@ -881,7 +1261,14 @@ class EtcdRaft(Spec):
             )
             updated = m.mmatchIndex > match
             already = m.mmatchIndex == match
-            resume = new_match + 1 >= s.log[i].offset or new_match + 1 >= s.pendingSnapshot[i][j]
+            # etcd/raft#124's fix: resume once the follower is at or past the pending
+            # snapshot (the bug asked for exactly the snapshot's index).
+            pending = s.pendingSnapshot[i][j]
+            if self.variant == "revert_124":
+                past_snapshot = new_match == pending
+            else:
+                past_snapshot = new_match + 1 >= pending
+            resume = new_match + 1 >= s.log[i].offset or past_snapshot
             if pstate == PROBE and (updated or already):
                 return t._replace(
                     progressState=self._set2(t.progressState, i, j, REPLICATE),
@@ -1116,3 +1503,20 @@ class EtcdRaft(Spec):
                 if isinstance(m, AEReq) and m.mprevLogIndex > 0 and m.mprevLogTerm <= 0:
                     return False
         return True
+
+    @invariant
+    def SnapshotTransitionCorrectInv(self, s: EtcdState) -> bool:
+        """A follower the leader tracks in StateSnapshot has matched no further than
+        the pending snapshot (Specula's invariant for etcd/raft#124: with the bug the
+        leader stays in StateSnapshot after the follower has moved past it)."""
+        return all(
+            s.progressState[i][j] != SNAPSHOT or s.matchIndex[i][j] <= s.pendingSnapshot[i][j]
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def NoConfigGapDuringElectionInv(self, s: EtcdState) -> bool:
+        """A candidate has applied every configuration entry it has committed (Specula's
+        invariant for etcd#7280: a candidate counting votes with a configuration it
+        has already replaced)."""
+        return all(s.state[i] != CANDIDATE or not self._unapplied_config(s, i) for i in self.Server)
