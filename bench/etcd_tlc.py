@@ -68,6 +68,7 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
         3,
     ),
     "one configuration change": ({"ConfChangeLimit": 1}, 2, False, 3),
+    "one configuration change, log 4": ({"ConfChangeLimit": 1}, 2, False, 4),
     "one change, three servers, two bootstrapped": (
         {"ConfChangeLimit": 1, "InitServer": 2, "RequestLimit": 1},
         3,

@@ -35,6 +35,10 @@ ALL_VIOLATIONS = [
 #: a counterexample keeps a cheaper row here (tested below).
 MAX_STATES = 100_000
 VIOLATIONS = [c for c in ALL_VIOLATIONS if (c.distinct_states or 0) <= MAX_STATES]
+#: Specs with no counterexample under MAX_STATES at all, and why: left to the gate.
+ONLY_EXPENSIVE = {
+    "etcd_raft": "its known bugs need 3 servers or two elections: 0.5-1 M states",
+}
 
 
 def _plain_mcheck(v: Any) -> Any:
@@ -79,7 +83,8 @@ def _key(v: Any) -> Any:
 def test_the_corpus_is_the_shipped_bugs() -> None:
     assert len(VIOLATIONS) >= 15
     kept = {(c.spec, c.variant) for c in VIOLATIONS}
-    assert {(c.spec, c.variant) for c in ALL_VIOLATIONS} == kept
+    expected = {(c.spec, c.variant) for c in ALL_VIOLATIONS if c.spec not in ONLY_EXPENSIVE}
+    assert expected == kept
 
 
 @pytest.mark.parametrize("check", VIOLATIONS, ids=[c.name for c in VIOLATIONS])
