@@ -266,13 +266,13 @@ def find_conflict_by_term(lg: Log, index: int, target: int) -> int:
 def conf_state_of(history: tuple[Entry, ...]) -> ConfState:
     """``ComputeConfStateFromHistory``: the configuration of the history's last
     configuration entry (nothing when it has none)."""
-    for entry in reversed(history):
-        if entry.type == CONFIG_ENTRY:
-            v = entry.value
-            if isinstance(v, ChangeVal) and v.enterJoint:
-                return ConfState(v.newconf, v.learners, v.oldconf, bool(v.oldconf))
-            return ConfState(v.newconf, v.learners, frozenset(), False)
-    return ConfState(frozenset(), frozenset(), frozenset(), False)
+    k = last_config_index(history)
+    if k == 0:
+        return ConfState(frozenset(), frozenset(), frozenset(), False)
+    v = history[k - 1].value
+    if isinstance(v, ChangeVal) and v.enterJoint:
+        return ConfState(v.newconf, v.learners, v.oldconf, bool(v.oldconf))
+    return ConfState(v.newconf, v.learners, frozenset(), False)
 
 
 def last_config_index(history: tuple[Entry, ...]) -> int:
@@ -918,10 +918,7 @@ class EtcdRaft(Spec):
         entry, as raft.go does with a refused one)."""
         if s.constraintCounters.confChange >= self.ConfChangeLimit:
             return []
-        subsets = [
-            frozenset(x for k, x in enumerate(self.Server) if bits >> k & 1)
-            for bits in range(1 << len(self.Server))
-        ]
+        subsets = self._server_subsets()
         out: list[tuple[ServerId, ChangeVal | None]] = []
         for i in self.Server:
             if s.state[i] != LEADER:
@@ -941,6 +938,18 @@ class EtcdRaft(Spec):
                             continue
                         out.append((i, ChangeVal(new, learners, enter, voters)))
         return out
+
+    def _server_subsets(self) -> list[frozenset[ServerId]]:
+        """SUBSET Server, in a fixed order, worked out once per spec instance (asked
+        for at every state where a leader may propose a change)."""
+        subsets: list[frozenset[ServerId]] | None = self.__dict__.get("_subsets")
+        if subsets is None:
+            subsets = [
+                frozenset(x for k, x in enumerate(self.Server) if bits >> k & 1)
+                for bits in range(1 << len(self.Server))
+            ]
+            self.__dict__["_subsets"] = subsets
+        return subsets
 
     @action(over_state=lambda self, s: self._conf_changes(s))
     def ChangeConf(self, s: EtcdState, p: tuple[ServerId, ChangeVal | None]) -> EtcdState:
