@@ -353,7 +353,10 @@ class EtcdRaft(Spec):
             if getattr(self, name) != 0:
                 raise ConfigError(f"{name} must be 0: that part of etcdraft.tla is not ported yet")
         if not 1 <= self.InitServer <= len(self.Server):
-            raise ConfigError("InitServer counts the first servers of ServerId that bootstrap")
+            raise ConfigError(
+                f"InitServer must be between 1 and the number of servers ({len(self.Server)}):"
+                " it counts the first servers, which bootstrap"
+            )
 
     # -- helpers ------------------------------------------------------------------
     def _map(self, f: Any) -> Map[ServerId, Any]:
