@@ -102,9 +102,9 @@ class _TlcValidator(Validator):
     def explain(self, frontier: list[_Node], ev: LogEvent, rule: On) -> Validation:
         """Per spec action that could take TLC's step: the nearest miss."""
         best: dict[str, tuple[int, list[str]]] = {}
-        for _c, ai, params, t in self._candidates(frontier, ev, rule):
+        for node, _c, ai, params, t in self._candidates(frontier, ev, rule):
             label = "the state" if ai is None else self.model.label(ai, params)
-            diff = self.disagreements(ev, rule, t)
+            diff = self.disagreements(ev, rule, t, node.state, ai)
             family = "the state" if ai is None else self.model.action_names[ai]
             rows = [
                 f"{k}: TLC has {r}, the spec gives {a}"

@@ -27,7 +27,7 @@ import dataclasses
 import json
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,15 @@ class On:
     #: they could change nothing the event does not overwrite (a term adoption right
     #: before a logged one): the same behaviours, without examining each silent path.
     after_silent: bool = True
+    #: The event's own comparison, for what a variable reader cannot say: a value
+    #: the model derives from several variables, the message a step sent, the state
+    #: before the step (a TLA+ trace spec's ``ValidatePreStates``).  ``check(spec,
+    #: params of the event, state before, state after, action name or None)`` -> the
+    #: disagreements, as (name, recorded, model's); "before" is the state before any
+    #: silent step.
+    check: (
+        Callable[[Any, dict[str, Any], Any, Any, str | None], Iterable[tuple[str, Any, Any]]] | None
+    ) = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,16 @@ class LogMapping:
     fields: Mapping[str, str] = field(default_factory=dict)
     #: A recorded property name -> the spec's (a TLC invariant named otherwise).
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: The constants a log fixes, as a TLA+ trace spec's ``CONSTANT Server <-
+    #: TraceServer`` does: ``constants(path, events)`` -> overrides (the servers the
+    #: log names, a limit its configuration line gives).  The spec is made anew for
+    #: each log.
+    constants: Callable[[Path, list[LogEvent]], Mapping[str, Any]] | None = None
+    #: The initial states the log's own opening gives, and the events left to
+    #: match, as a trace spec's ``TraceInit`` and its reading of the log do:
+    #: ``prepare(spec, events)`` -> (initial states, events).  Without it the spec's
+    #: own initial states start every log.
+    prepare: Callable[[Any, list[LogEvent]], tuple[list[Any], list[LogEvent]]] | None = None
 
 
 # -- reading logs ---------------------------------------------------------------------
@@ -488,14 +507,37 @@ class Validator:
             out.append((key, recorded, names.index(var), at, getter))
         return out
 
-    def disagreements(self, ev: LogEvent, rule: On, state: Any) -> list[tuple[str, Any, Any]]:
-        """(name, recorded, model's) for each recorded value the state disagrees with."""
-        return self._disagreements(ev, self.readers(ev, rule), state)
+    def disagreements(
+        self, ev: LogEvent, rule: On, state: Any, before: Any = None, ai: int | None = None
+    ) -> list[tuple[str, Any, Any]]:
+        """(name, recorded, model's) for each recorded value the state disagrees with
+        (``before``, the state the event started from, and the action ``ai`` that
+        made ``state``: for the rule's ``check``)."""
+        return self._disagreements(ev, self.readers(ev, rule), state, rule, before, ai)
 
     def _disagreements(
-        self, ev: LogEvent, readers: list[tuple[str, Any, int, str | None, Getter]], state: Any
+        self,
+        ev: LogEvent,
+        readers: list[tuple[str, Any, int, str | None, Getter]],
+        state: Any,
+        rule: On | None = None,
+        before: Any = None,
+        ai: int | None = None,
     ) -> list[tuple[str, Any, Any]]:
         out: list[tuple[str, Any, Any]] = []
+        if rule is not None and rule.check is not None:
+            check = rule.check
+            name = None if ai is None else self.model.action_names[ai]
+            try:
+                out.extend(check(self.model.spec, ev.params, before, state, name))
+            except (KeyError, MemoryError):
+                raise
+            except Exception as exc:
+                raise EvaluationError(
+                    f"log mapping's check of {ev.name} (log line {ev.line})", exc, state
+                ) from exc
+            if out:
+                return out
         values = self.model.variables(state)
         for key, recorded, position, at, getter in readers:
             if position >= 0:
@@ -531,7 +573,16 @@ class Validator:
         deadline = t0 + self.timeout if self.timeout else None
         frontier: list[_Node] = []
         seen: set[int] = set()
-        for s in self.model.initial_states():
+        starts: Iterable[Any] = ()
+        if self.mapping is not None and self.mapping.prepare is not None:
+            prepare = self.mapping.prepare
+            first = events[0] if events else LogEvent(1, "")
+            starts, events = _mapping_call(first, prepare, self.model.spec, events)
+            if not events:
+                raise LogError("the log holds no event past its opening: it is no evidence")
+        else:
+            starts = self.model.initial_states()
+        for s in starts:
             root = self._root(s)
             if root.fp not in seen:
                 seen.add(root.fp)
@@ -615,8 +666,9 @@ class Validator:
 
     def _candidates(
         self, frontier: list[_Node], ev: LogEvent, rule: On
-    ) -> Iterator[tuple[_Node, int | None, tuple[Any, ...], Any]]:
-        """(node, action, params, state after) for every way ``ev`` may happen from the
+    ) -> Iterator[tuple[_Node, _Node, int | None, tuple[Any, ...], Any]]:
+        """(frontier node, node, action, params, state after) for every way ``ev`` may
+        happen from the
         frontier (after silent steps): an allowed action instance the event's ``where``
         accepts, or, for an observation, the node's own state (action None)."""
         allowed = {self.index[a] for a in rule.actions}
@@ -630,10 +682,10 @@ class Validator:
         for node in frontier:
             for c in self._silent_closure(node, ev) if rule.after_silent else [node]:
                 if not allowed:  # an observation of the current state
-                    yield c, None, (), c.state
+                    yield node, c, None, (), c.state
                     continue
                 for ai, params, t in successors(c.state, allowed, accept, bound):
-                    yield c, ai, params, t
+                    yield node, c, ai, params, t
 
     def _bound(self, rule: On, ev: LogEvent) -> list[tuple[Any, ...]] | None:
         """The instances the rule binds from the event's parameters (None: every
@@ -661,11 +713,11 @@ class Validator:
         out: list[_Node] = []
         seen: set[Any] = set()
         readers: list[tuple[str, Any, int, str | None, Getter]] | None = None
-        for c, ai, params, t in self._candidates(frontier, ev, rule):
+        for node, c, ai, params, t in self._candidates(frontier, ev, rule):
             self._count()
             if readers is None:
                 readers = self.readers(ev, rule)
-            if self._disagreements(ev, readers, t):
+            if self._disagreements(ev, readers, t, rule, node.state, ai):
                 continue
             if ai is None:
                 f, terms = c.fp, c.terms
@@ -689,10 +741,10 @@ class Validator:
         allowed = bool(rule.actions)
         best: tuple[int, str] | None = None
         enabled = False
-        for _c, ai, params, t in self._candidates(frontier, ev, rule):
+        for node, _c, ai, params, t in self._candidates(frontier, ev, rule):
             enabled = True
             what = "the state" if ai is None else self.model.label(ai, params)
-            best = _nearer(best, self.disagreements(ev, rule, t), what)
+            best = _nearer(best, self.disagreements(ev, rule, t, node.state, ai), what)
         if allowed and not enabled:
             names = " or ".join(rule.actions)
             reason = (
@@ -725,10 +777,10 @@ class Validator:
         out: list[str] = []
         for k, node in enumerate(nodes, start=1):
             misses: dict[str, tuple[int, str]] = {}
-            for _c, ai, params, t in self._candidates([node], ev, rule):
+            for _n, _c, ai, params, t in self._candidates([node], ev, rule):
                 family = "the state" if ai is None else self.model.action_names[ai]
                 what = "the state" if ai is None else self.model.label(ai, params)
-                diff = self.disagreements(ev, rule, t)
+                diff = self.disagreements(ev, rule, t, node.state, ai)
                 text = f"{what}: " + (
                     ", ".join(
                         f"{key} is {show(actual)} where the log says {show(rec)}"

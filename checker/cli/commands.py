@@ -716,7 +716,17 @@ def validate_cmd(
     codes: list[int] = []
     for log in logs:
         code, actions, events = _validate_one(
-            console, model, instance, Path(log), fmt, tag, mapping, max_states, timeout, last
+            console,
+            model,
+            instance,
+            Path(log),
+            fmt,
+            tag,
+            mapping,
+            max_states,
+            timeout,
+            last,
+            consts,
         )
         codes.append(code)
         taken |= actions
@@ -753,6 +763,7 @@ def _validate_one(
     max_states: int | None,
     timeout: float | None,
     last: int,
+    consts: tuple[str, ...] = (),
 ) -> tuple[int, set[str], set[str]]:
     """Validate one log; print the verdict; return its exit code, the spec actions its
     (partly) matching behaviour took and the event names it holds."""
@@ -765,6 +776,16 @@ def _validate_one(
         # An ITF trace names actions and full states: the spec's log mapping is for logs.
         is_itf = fmt == "itf" or (fmt == "auto" and path.name.endswith(".itf.json"))
         rules = None if is_itf and mapping is None else mapping_of(type(instance), mapping)
+        if rules is not None and rules.constants is not None:
+            # The log fixes some constants (its servers, a limit its configuration
+            # line gives); the command line's own --const still win.
+            fixed = dict(rules.constants(path, events))
+            instance = type(instance)(
+                variant=instance.variant, **{**fixed, **_parse_consts(consts)}
+            )
+            model = CompiledSpec(instance, properties=["none"], symmetry=False)
+            shown = ", ".join(f"{k}={show(v)}" for k, v in fixed.items())
+            console.print(Text(f"{log}: constants from the log: {shown}"), soft_wrap=True)
         validator = Validator(model, rules, max_states=max_states, timeout=timeout)
         outcome = validator.run(events)
     except LogError as exc:
@@ -798,7 +819,8 @@ def _validate_one(
         return 0, taken, names
     ev = outcome.failed
     assert ev is not None
-    reached = [e.line for e in events[: events.index(ev)]]
+    # By line: a mapping's ``prepare`` may have rewritten the events it matched.
+    reached = [e.line for e in events if e.line < ev.line]
     console.print(
         Text(
             f"NOT A BEHAVIOUR: line {ev.line} ({ev.name}"
