@@ -24,7 +24,7 @@ Distinct states and depth equal TLC's on every configuration tried
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from immutables import Map
 
@@ -314,6 +314,8 @@ class EtcdRaft(Spec):
         "ReconfigurationLimit": 0,
         "PartitionLimit": 0,
         "ApplyCommitted": False,
+        "Trace": False,
+        "DisableConfChangeValidation": False,
     }
     #: ``default`` is Specula's etcdraft.tla as it stands; each ``revert_*`` takes
     #: back one etcd/raft fix, as Specula's bugs/reproduce folder does.
@@ -321,6 +323,8 @@ class EtcdRaft(Spec):
     #: campaign with configuration changes committed but not applied): ``fix_7280``
     #: adds it.
     variants = ("default", "revert_76f1249", "revert_124", "fix_7280")
+    #: Specula's traces (specs/_etcd_raft_specula.py), set below the class.
+    log_mapping: ClassVar[Any]
     symmetry = ("Server",)
     check_deadlock = False
 
@@ -346,6 +350,16 @@ class EtcdRaft(Spec):
     ReconfigurationLimit: int
     PartitionLimit: int
     ApplyCommitted: bool
+    #: etcdraft.tla's actions as Traceetcdraft.tla takes them, for validating
+    #: Specula's traces (specs/_etcd_raft_specula.py sets it): no MC counter or
+    #: limit, no MCSend rule, no log bound, the actions bound by the log's own
+    #: values (an append's range, the index applied or compacted), and the
+    #: application's reports (ReportSnapshotStatus, ApplySnapshotConfChange).
+    Trace: bool
+    #: raft.Config.DisableConfChangeValidation: a leader may propose leaving a joint
+    #: configuration it has proposed but not yet applied (a trace's config line
+    #: sets it; MCetcdraft.cfg leaves it FALSE).
+    DisableConfChangeValidation: bool
 
     def validate(self) -> None:
         """The parts not yet ported must be switched off."""
@@ -359,6 +373,10 @@ class EtcdRaft(Spec):
             )
 
     # -- helpers ------------------------------------------------------------------
+    def _within(self, used: int, limit: int) -> bool:
+        """An MC counter allows one more (always, when validating a trace)."""
+        return self.Trace or used < limit
+
     def _map(self, f: Any) -> Map[ServerId, Any]:
         return Map({i: f(i) for i in self.Server})
 
@@ -375,11 +393,10 @@ class EtcdRaft(Spec):
         c = s.config[i]
         return c.jointConfig[0] | c.jointConfig[1]
 
-    @staticmethod
-    def _send(s: EtcdState, m: Message) -> EtcdState | None:
+    def _send(self, s: EtcdState, m: Message) -> EtcdState | None:
         """MCSend: at most one AppendEntries request per pair and term in flight (nor
-        its response), then SendDirect into pendingMessages."""
-        if isinstance(m, AEReq):
+        its response), then SendDirect into pendingMessages (Send alone for a trace)."""
+        if isinstance(m, AEReq) and not self.Trace:
             for n in (*s.messages.keys(), *s.pendingMessages.keys()):
                 if n.mterm != m.mterm:
                     continue
@@ -481,6 +498,8 @@ class EtcdRaft(Spec):
 
     def constraint(self, s: EtcdState) -> bool:
         """MsgBufferConstraint, PendingMsgBufferConstraint and our log bound."""
+        if self.Trace:
+            return True
         if self.MaxMsgBufferLimit and sum(s.messages.values()) > self.MaxMsgBufferLimit:
             return False
         if self.MaxPendingMsgLimit and sum(s.pendingMessages.values()) > self.MaxPendingMsgLimit:
@@ -492,7 +511,9 @@ class EtcdRaft(Spec):
     def Timeout(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """MCTimeout: a follower or candidate of the configuration campaigns."""
         c = s.constraintCounters
-        if s.currentTerm[i] >= self.MaxTermLimit or c.timeout >= self.MaxTimeoutLimit:
+        if not self.Trace and (
+            s.currentTerm[i] >= self.MaxTermLimit or c.timeout >= self.MaxTimeoutLimit
+        ):
             return None
         if s.state[i] not in (FOLLOWER, CANDIDATE) or i not in self._voters(s, i):
             return None
@@ -560,7 +581,7 @@ class EtcdRaft(Spec):
     def ClientRequest(self, s: EtcdState, i: ServerId, v: Any) -> EtcdState | None:
         """MCClientRequest: the leader appends [val |-> v]."""
         c = s.constraintCounters
-        if s.state[i] != LEADER or c.request >= self.RequestLimit:
+        if s.state[i] != LEADER or not self._within(c.request, self.RequestLimit):
             return None
         s = self._replicate(s, i, ValueVal(v), VALUE_ENTRY)
         return s._replace(constraintCounters=c._replace(request=c.request + 1))
@@ -643,18 +664,28 @@ class EtcdRaft(Spec):
             s = s._replace(nextIndex=self._set2(s.nextIndex, i, j, nxt))
         return s
 
-    @action(
-        over_state=lambda self, s: [
-            (i, j, e)
-            for i in self.Server
-            for j in self.Server
-            for e in range(s.nextIndex[i][j], last_index(s.log[i]) + 2)
-        ]
-    )
-    def AppendEntries(self, s: EtcdState, p: tuple[ServerId, ServerId, int]) -> EtcdState | None:
-        """Leader i sends j the entries [nextIndex, e)."""
-        i, j, e = p
-        return self._append_entries(s, "app", i, j, s.nextIndex[i][j], e)
+    def _append_ranges(self, s: EtcdState) -> list[tuple[ServerId, ServerId, int, int]]:
+        """AppendEntries' ranges [b, e): MCNextAsync's from nextIndex; a trace's from
+        anywhere past matchIndex, as Traceetcdraft lets the log say."""
+        out: list[tuple[ServerId, ServerId, int, int]] = []
+        for i in self.Server:
+            if s.state[i] != LEADER:
+                continue
+            end = last_index(s.log[i]) + 2
+            for j in self.Server:
+                if self.Trace:
+                    starts = range(s.matchIndex[i][j] + 1, end)
+                else:
+                    starts = range(s.nextIndex[i][j], s.nextIndex[i][j] + 1)
+                out.extend((i, j, b, e) for b in starts for e in range(b, end))
+        return out
+
+    @action(over_state=lambda self, s: self._append_ranges(s))
+    def AppendEntries(
+        self, s: EtcdState, i: ServerId, j: ServerId, b: int, e: int
+    ) -> EtcdState | None:
+        """Leader i sends j the entries [b, e)."""
+        return self._append_entries(s, "app", i, j, b, e)
 
     @action(over="Server")
     def AppendEntriesToSelf(self, s: EtcdState, i: ServerId) -> EtcdState | None:
@@ -668,7 +699,7 @@ class EtcdRaft(Spec):
     def Heartbeat(self, s: EtcdState, i: ServerId, j: ServerId) -> EtcdState | None:
         """MCHeartbeat: an empty append with range <<1, 1>>."""
         c = s.constraintCounters
-        if c.heartbeat >= self.HeartbeatLimit:
+        if not self._within(c.heartbeat, self.HeartbeatLimit):
             return None
         t = self._append_entries(s, "heartbeat", i, j, 1, 1)
         if t is None:
@@ -686,8 +717,17 @@ class EtcdRaft(Spec):
         auto = joint and conf.autoLeave and s.applied[i] >= s.pendingConfChangeIndex[i]
         if joint and not auto:
             return None
+        learners = conf.learners
+        if not joint and self.DisableConfChangeValidation:
+            # raft.go lets the leader leave a joint configuration it has entered in
+            # its log but not applied: the learners are the entering entry's.
+            lg, k = s.log[i], s.pendingConfChangeIndex[i]
+            if k > 0 and lg.offset < k <= last_index(lg):
+                entry = lg.entries[k - lg.offset]
+                if isinstance(entry.value, ChangeVal) and entry.value.enterJoint:
+                    auto, learners = True, entry.value.learners
         if auto:
-            t = self._leave_joint(s, i)
+            t = self._leave_joint(s, i, learners)
         else:
             t = self._replicate(s, i, ValueVal(0), VALUE_ENTRY)
         m = AEResp("app", t.currentTerm[i], True, last_index(t.log[i]), 0, 0, i, i)
@@ -697,7 +737,10 @@ class EtcdRaft(Spec):
     def StepDownToFollower(self, s: EtcdState, i: ServerId) -> EtcdState | None:
         """MCStepDown: a leader or candidate becomes a follower of its term."""
         c = s.constraintCounters
-        if c.stepDown >= self.StepDownLimit or s.state[i] not in (LEADER, CANDIDATE):
+        if not self._within(c.stepDown, self.StepDownLimit) or s.state[i] not in (
+            LEADER,
+            CANDIDATE,
+        ):
             return None
         return s._replace(
             state=put(s.state, i, FOLLOWER), constraintCounters=c._replace(stepDown=c.stepDown + 1)
@@ -728,26 +771,46 @@ class EtcdRaft(Spec):
             durableState=put(s.durableState, i, durable), messages=messages, pendingMessages=pending
         )
 
-    @action(over="Server")
-    def ApplyEntries(self, s: EtcdState, i: ServerId) -> EtcdState | None:
-        """ApplyEntries(i, commitIndex[i]), as etcdraft.tla's own NextAsync has it: the
-        application applies what is committed.  MCetcdraft's Next leaves it out, so
-        there ``applied`` keeps its initial value and only entries up to the bootstrap
-        can be compacted or sent as a snapshot; ``ApplyCommitted`` (ours, off by
-        default) adds it."""
-        if not self.ApplyCommitted or s.applied[i] >= s.commitIndex[i]:
-            return None
-        return s._replace(applied=put(s.applied, i, s.commitIndex[i]))
+    def _apply_choices(self, s: EtcdState) -> list[tuple[ServerId, int]]:
+        """ApplyEntries' (server, new applied index): up to the commit index when
+        ``ApplyCommitted``; any index past applied, up to commit, for a trace."""
+        out: list[tuple[ServerId, int]] = []
+        for i in self.Server:
+            applied, commit = s.applied[i], s.commitIndex[i]
+            if self.Trace:
+                out.extend((i, n) for n in range(applied + 1, commit + 1))
+            elif self.ApplyCommitted and applied < commit:
+                out.append((i, commit))
+        return out
 
-    @action(over="Server")
-    def CompactLog(self, s: EtcdState, i: ServerId) -> EtcdState | None:
-        """MCCompactLog(i, commitIndex[i]): compact the log up to the commit index (at
-        most one past the applied index); durableState keeps the compacted entries as
-        its snapshot history."""
+    @action(over_state=lambda self, s: self._apply_choices(s))
+    def ApplyEntries(self, s: EtcdState, i: ServerId, new_applied: int) -> EtcdState | None:
+        """ApplyEntries(i, newApplied), as etcdraft.tla's own NextAsync has it with
+        the commit index: the application applies what is committed.  MCetcdraft's
+        Next leaves it out, so there ``applied`` keeps its initial value and only
+        entries up to the bootstrap can be compacted or sent as a snapshot;
+        ``ApplyCommitted`` (ours, off by default) adds it."""
+        if not s.applied[i] < new_applied <= s.commitIndex[i]:
+            return None
+        return s._replace(applied=put(s.applied, i, new_applied))
+
+    def _compact_choices(self, s: EtcdState) -> list[tuple[ServerId, int]]:
+        """CompactLog's (server, new start): MCNextAsync's commit index, or any start
+        the log may say for a trace."""
+        if self.Trace:
+            return [
+                (i, n) for i in self.Server for n in range(s.log[i].offset + 1, s.applied[i] + 2)
+            ]
+        return [(i, s.commitIndex[i]) for i in self.Server]
+
+    @action(over_state=lambda self, s: self._compact_choices(s))
+    def CompactLog(self, s: EtcdState, i: ServerId, new_start: int) -> EtcdState | None:
+        """MCCompactLog(i, commitIndex[i]) (a trace: CompactLog(i, newStart)): compact
+        the log before ``new_start`` (at most one past the applied index);
+        durableState keeps the compacted entries as its snapshot history."""
         c = s.constraintCounters
         lg = s.log[i]
-        new_start = s.commitIndex[i]
-        if not lg.offset < new_start or c.compact >= self.CompactLimit:
+        if not lg.offset < new_start or not self._within(c.compact, self.CompactLimit):
             return None
         if new_start > s.applied[i] + 1:
             return None
@@ -787,7 +850,7 @@ class EtcdRaft(Spec):
     def _may_snapshot(self, s: EtcdState, i: ServerId, j: ServerId) -> bool:
         """The MC counter allows it and leader i may send j a snapshot (j a voter of the
         incoming configuration or a learner)."""
-        if s.constraintCounters.snapshot >= self.SnapshotLimit:
+        if not self._within(s.constraintCounters.snapshot, self.SnapshotLimit):
             return False
         if i == j or s.state[i] != LEADER:
             return False
@@ -865,7 +928,9 @@ class EtcdRaft(Spec):
         a replicating j goes back to probing (other states unchanged, the report still
         counted)."""
         c = s.constraintCounters
-        if c.reportUnreachable >= self.ReportUnreachableLimit or s.state[i] != LEADER or i == j:
+        if not self._within(c.reportUnreachable, self.ReportUnreachableLimit):
+            return None
+        if s.state[i] != LEADER or i == j:
             return None
         s = s._replace(constraintCounters=c._replace(reportUnreachable=c.reportUnreachable + 1))
         if s.progressState[i][j] != REPLICATE:
@@ -873,6 +938,51 @@ class EtcdRaft(Spec):
         return s._replace(
             progressState=self._set2(s.progressState, i, j, PROBE),
             inflights=self._set2(s.inflights, i, j, frozenset()),
+        )
+
+    @action(over=("Server", "Server", lambda self: (True, False)))
+    def ReportSnapshotStatus(
+        self, s: EtcdState, i: ServerId, j: ServerId, success: bool
+    ) -> EtcdState | None:
+        """The application reports how sending j a snapshot went (raft.go
+        ReportSnapshot): j's progress goes back to probing, paused, past the pending
+        snapshot if it succeeded.  Only a trace has it (MCetcdraft's Next does not)."""
+        if not self.Trace or s.state[i] != LEADER or s.progressState[i][j] != SNAPSHOT:
+            return None
+        pending = s.pendingSnapshot[i][j] if success else 0
+        return s._replace(
+            progressState=self._set2(s.progressState, i, j, PROBE),
+            nextIndex=self._set2(s.nextIndex, i, j, max(s.matchIndex[i][j] + 1, pending + 1)),
+            pendingSnapshot=self._set2(s.pendingSnapshot, i, j, 0),
+            msgAppFlowPaused=self._set2(s.msgAppFlowPaused, i, j, True),
+            inflights=self._set2(s.inflights, i, j, frozenset()),
+        )
+
+    @action(
+        over_state=lambda self, s: (
+            [(i, v) for i in self.Server for v in self._server_subsets()] if self.Trace else []
+        )
+    )
+    def ApplySnapshotConfChange(
+        self, s: EtcdState, i: ServerId, voters: frozenset[ServerId]
+    ) -> EtcdState | None:
+        """The application applies the configuration of a restored snapshot with the
+        voters it names; the rest (outgoing voters, learners, auto-leave) from the
+        last configuration entry of i's persisted snapshot history.  Only a trace
+        has it, as Traceetcdraft takes it: once a snapshot is restored past the
+        commit index."""
+        if not s.log[i].offset > s.commitIndex[i]:
+            return None
+        history = s.durableState[i].snapshotHistory
+        k = last_config_index(history)
+        v: Any = history[k - 1].value if k else ConfVal(frozenset(), frozenset())
+        leave = isinstance(v, LeaveVal)
+        enter = isinstance(v, ChangeVal) and v.enterJoint
+        outgoing = v.oldconf if enter else frozenset()
+        auto = not leave and enter and bool(outgoing)
+        return s._replace(
+            config=put(s.config, i, Config((voters, outgoing), v.learners, auto)),
+            appliedConfigIndex=put(s.appliedConfigIndex, i, k),
         )
 
     def _handle_snapshot_request(
@@ -919,12 +1029,25 @@ class EtcdRaft(Spec):
         """ChangeConf's choices: per leader, every valid ConfChangeV2 when none is
         pending past the applied index, else ``None`` (the proposal becomes an empty
         entry, as raft.go does with a refused one)."""
-        if s.constraintCounters.confChange >= self.ConfChangeLimit:
+        if not self._within(s.constraintCounters.confChange, self.ConfChangeLimit):
             return []
         subsets = self._server_subsets()
         out: list[tuple[ServerId, ChangeVal | None]] = []
         for i in self.Server:
             if s.state[i] != LEADER:
+                continue
+            if self.Trace:
+                # Traceetcdraft's ChangeConfIfLogged: whatever change the log says
+                # (DisableConfChangeValidation lets etcd propose any), out of a
+                # simple configuration, pending or not.
+                voters, outgoing = s.config[i].jointConfig
+                if not outgoing:
+                    out.extend(
+                        (i, ChangeVal(new, learners, enter, voters))
+                        for enter in (False, True)
+                        for new in subsets
+                        for learners in subsets
+                    )
                 continue
             if s.pendingConfChangeIndex[i] > s.applied[i]:
                 out.append((i, None))
@@ -1029,13 +1152,13 @@ class EtcdRaft(Spec):
             return None
         if s.pendingConfChangeIndex[i] != 0:
             return None
-        return self._leave_joint(s, i)
+        return self._leave_joint(s, i, conf.learners)
 
-    def _leave_joint(self, s: EtcdState, i: ServerId) -> EtcdState:
+    def _leave_joint(self, s: EtcdState, i: ServerId, learners: frozenset[ServerId]) -> EtcdState:
         """The leader appends the entry that leaves its joint configuration (keeping
-        its incoming voters and learners) and marks it pending."""
+        its incoming voters, with ``learners``) and marks it pending."""
         conf = s.config[i]
-        t = self._replicate(s, i, LeaveVal(True, conf.jointConfig[0], conf.learners), CONFIG_ENTRY)
+        t = self._replicate(s, i, LeaveVal(True, conf.jointConfig[0], learners), CONFIG_ENTRY)
         return self._pending_at_last(t, i)
 
     @staticmethod
@@ -1051,7 +1174,7 @@ class EtcdRaft(Spec):
         """MCRestart: i restarts from durableState; its pending messages are lost, the
         network keeps its messages (RestartDropsMessages = FALSE)."""
         c = s.constraintCounters
-        if c.restart >= self.RestartLimit:
+        if not self._within(c.restart, self.RestartLimit):
             return None
         d = s.durableState[i]
         return s._replace(
@@ -1083,7 +1206,7 @@ class EtcdRaft(Spec):
         """A fault of MCNextUnreliable: ``messages`` after it, if its counter allows."""
         c = s.constraintCounters
         used = getattr(c, counter)
-        if used >= limit:
+        if not self._within(used, limit):
             return None
         return s._replace(messages=messages, constraintCounters=c._replace(**{counter: used + 1}))
 
@@ -1110,7 +1233,7 @@ class EtcdRaft(Spec):
                 return self._update_term_and_vote(s, i, j, m)
             return self._handle_rv_request(s, i, j, m)
         if m.mterm > term:
-            return self._become_follower_of_term(s, i, m.mterm)  # UpdateTerm
+            return None  # UpdateTerm first
         if isinstance(m, AEReq):
             return self._handle_ae_request(s, i, j, m)
         if isinstance(m, SnapReq):
@@ -1129,6 +1252,34 @@ class EtcdRaft(Spec):
             t = self._discard(s, m)
             return t._replace(msgAppFlowPaused=self._set2(t.msgAppFlowPaused, i, j, False))
         return self._handle_ae_response(s, i, j, m)
+
+    @action(
+        over_state=lambda self, s: in_order(
+            m for m in s.messages if not isinstance(m, RVReq) and m.mterm > s.currentTerm[m.mdest]
+        ),
+        actor=lambda self, s, m: m.mdest,
+    )
+    def UpdateTerm(self, s: EtcdState, m: Message) -> EtcdState:
+        """A message of a newer term (not a vote request, which is handled in the same
+        step) makes its receiver a follower of that term; the message stays, to be
+        received next."""
+        return self._become_follower_of_term(s, m.mdest, m.mterm)
+
+    @action(
+        over_state=lambda self, s: in_order(
+            m
+            for m in s.messages
+            if isinstance(m, AEReq)
+            and m.mterm == s.currentTerm[m.mdest]
+            and s.state[m.mdest] == CANDIDATE
+        ),
+        actor=lambda self, s, m: m.mdest,
+    )
+    def ReturnToFollowerState(self, s: EtcdState, m: Message) -> EtcdState:
+        """A candidate that hears an append of its own term becomes a follower; the
+        message stays, to be received next."""
+        i = m.mdest
+        return s._replace(state=put(s.state, i, FOLLOWER))
 
     @action(
         over_state=lambda self, s: in_order(
@@ -1201,7 +1352,7 @@ class EtcdRaft(Spec):
             r = AEResp("app", term, False, m.mprevLogIndex, hint, log_term(lg, hint), i, j)
             return self._reply(s, r, m)
         if m.mterm == term and s.state[i] == CANDIDATE:
-            return s._replace(state=put(s.state, i, FOLLOWER))
+            return None  # ReturnToFollowerState first
         if not (m.mterm == term and s.state[i] == FOLLOWER and log_ok):
             return None
         index = m.mprevLogIndex + 1
@@ -1532,3 +1683,10 @@ class EtcdRaft(Spec):
         invariant for etcd#7280: a candidate counting votes with a configuration it
         has already replaced)."""
         return all(s.state[i] != CANDIDATE or not self._unapplied_config(s, i) for i in self.Server)
+
+
+# Specula's traces of etcd/raft (Traceetcdraft.tla's reading of them), for
+# ``mcheck validate etcd_raft TRACE.ndjson``.
+from ._etcd_raft_specula import SPECULA_MAPPING  # noqa: E402
+
+EtcdRaft.log_mapping = SPECULA_MAPPING
