@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
-from bench import compare, simulation, validation
+from bench import compare, etcd_tlc, simulation, validation
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,21 @@ ROWS = [
     ),
     Row("2PC with timeouts, --no-cache", "bench.commit_timeouts", {"RMs": "5"}, cache=False),
     Row("2PC with timeouts, 2 workers", "bench.commit_timeouts", {"RMs": "5"}, workers=2),
+    # A spec not written here (issue 45): Specula's etcd/raft model, ported, at the
+    # agreement table's one-configuration-change row (TLC: 77,435 distinct, depth
+    # 35); the time its own code takes alone says where the run's time goes.
+    Row(
+        "etcd/raft (Specula's model) one configuration change",
+        "etcd_raft",
+        {"ConfChangeLimit": "1"},
+        spec_alone=True,
+    ),
+    Row(
+        "etcd/raft one configuration change, 2 workers",
+        "etcd_raft",
+        {"ConfChangeLimit": "1"},
+        workers=2,
+    ),
     # The seed specs' fixes at a larger setting than the tests and the gate use.
     Row(
         "HDDS-16932 fix, 3 elections/2 purges/2 failures",
@@ -348,6 +363,10 @@ def main(argv: list[str]) -> None:
     if not only:
         # Trace validation of a long real log (issue 27: 12,000 events in under 30 s).
         validation.run(console=console, rounds=1 if quick else 3)
+        if not quick:
+            # Specula's MC model of etcd/raft at a few million states beside TLC with
+            # one and two workers (skipped without TLC and the case study).
+            etcd_tlc.speed(rounds)
         if not quick:
             # The simulation hunts of issue 32 (plain, --swarm, --swarm --workers 2),
             # three seeds each: python -m bench.simulation runs ten.

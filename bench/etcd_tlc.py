@@ -20,9 +20,11 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench.tlc import run_tlc_model
@@ -72,6 +74,12 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
     "one change, three servers, two bootstrapped": (
         {"ConfChangeLimit": 1, "InitServer": 2, "RequestLimit": 1},
         3,
+        False,
+        4,
+    ),
+    "two timeouts, one request, log 4": (
+        {"MaxTimeoutLimit": 2, "MaxTermLimit": 3, "RequestLimit": 1},
+        2,
         False,
         4,
     ),
@@ -132,17 +140,74 @@ def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, 
     return cfg[:cut] + "INVARIANTS\n" + "".join(f"    {i}\n" for i in INVARIANTS)
 
 
-def run_mcheck(consts: dict[str, int], servers: int, sym: bool, log: int) -> dict[str, float]:
-    """The port's counts and seconds for one configuration."""
+def run_mcheck(
+    consts: dict[str, int], servers: int, sym: bool, log: int, workers: int = 1
+) -> dict[str, float]:
+    """The port's counts and seconds for one configuration (a command of its own, in
+    a session of its own; ``seconds`` is the command's wall time, start included, as
+    TLC's is)."""
     args = [f"--const={k}={v}" for k, v in {"InitServer": servers, **consts}.items()]
     args += [f"--const=MaxLogLength={log}", f"--const=Server={servers}"]
     args += [f"--invariant={name}" for name in INVARIANTS]  # TLC checks these only
     if not sym:
         args.append("--no-symmetry")
+    if workers > 1:
+        args.append(f"--workers={workers}")
     cmd = [sys.executable, "-m", "checker", "run", "etcd_raft", *args, "--json"]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False).stdout
+    start = time.monotonic()
+    out = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, check=False, start_new_session=True
+    ).stdout
+    took = time.monotonic() - start
     d = json.loads(out.strip().splitlines()[-1])
-    return {"distinct": d["distinct_states"], "depth": d["depth"], "seconds": d["seconds"]}
+    return {"distinct": d["distinct_states"], "depth": d["depth"], "seconds": took}
+
+
+#: The speed row of ``make bench``: the MC model at a bound of a few million states.
+SPEED = "two timeouts, one request, log 4"
+
+
+def speed(rounds: int = 1) -> None:
+    """``make bench``'s etcd row: the MC model at SPEED's bound, TLC with one and two
+    workers beside mcheck in one process and with ``--workers 2`` (medians of
+    ``rounds``, each command in a session of its own); skipped without TLC or the
+    case study."""
+    classpath = os.environ.get("TLC_CLASSPATH")
+    study = os.environ.get("SPECULA_CASE_STUDIES")
+    if not classpath or not study or not (Path(study) / SPEC_DIR).is_dir():
+        print("etcd/raft speed row: skipped (set TLC_CLASSPATH and SPECULA_CASE_STUDIES)")
+        return
+    consts, servers, sym, log = CONFIGS[SPEED]
+    spec = Path(study) / SPEC_DIR
+    with tempfile.TemporaryDirectory(prefix="etcd-tlc-") as tmp:
+        work = Path(tmp)
+        for f in ("etcdraft.tla", "MCetcdraft.tla"):
+            shutil.copy(spec / f, work / f)
+        shutil.copy(ROOT / "bench" / "etcd" / "MCetcdraftBounded.tla", work)
+        base_cfg = (spec / "MCetcdraft.cfg").read_text()
+        (work / "speed.cfg").write_text(config_text(base_cfg, consts, servers, sym, log))
+        runs = {
+            "TLC -workers 1": lambda: run_tlc_model(
+                classpath, work, "MCetcdraftBounded", "speed.cfg"
+            ),
+            "TLC -workers 2": lambda: run_tlc_model(
+                classpath, work, "MCetcdraftBounded", "speed.cfg", workers=2
+            ),
+            "mcheck, one process": lambda: run_mcheck(consts, servers, sym, log),
+            "mcheck --workers 2": lambda: run_mcheck(consts, servers, sym, log, workers=2),
+        }
+        got = {name: [run() for _ in range(rounds)] for name, run in runs.items()}
+    base = statistics.median(r["seconds"] for r in got["TLC -workers 1"])
+    print(f"etcd/raft MC model, {SPEED} ({servers} servers; medians of {rounds}):")
+    print("| run | distinct / depth | s | states/s | against TLC -workers 1 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, results in got.items():
+        took = statistics.median(r["seconds"] for r in results)
+        r = results[0]
+        print(
+            f"| {name} | {r['distinct']:,.0f} / {r['depth']:.0f} | {took:.1f} "
+            f"| {r['distinct'] / took:,.0f} | {base / took:.2f}x |"
+        )
 
 
 def main(argv: list[str]) -> None:
@@ -176,4 +241,7 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["--speed"]:
+        speed(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    else:
+        main(sys.argv[1:])

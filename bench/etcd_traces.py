@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = "etcd-raft/scenarios/snapshot"
 #: Events whose recorded state Traceetcdraft compares (the others it only binds).
 UNCHECKED = {"Ready", "Replicate", "ManualSendSnapshot", "ApplyConfChange"}
+#: Events of which Traceetcdraft compares the recorded progress only (the sweep
+#: raises their ``next`` instead of their term).
+PROGRESS_ONLY = {"ReportUnreachable", "ReportSnapshotStatus"}
 
 
 def run(
@@ -74,8 +77,9 @@ def tlc_verdict(classpath: str, work: Path, trace: Path) -> tuple[float, str, st
 
 
 def sweep(trace: Path, upto: int | None) -> tuple[int, int, list[str]]:
-    """Raise the term of each checked event before line ``upto`` (where the trace
-    itself is rejected; None: all) in turn; (events, rejected there, misses)."""
+    """Raise the term (the progress' next where only progress is compared) of each
+    checked event before line ``upto`` (where the trace itself is rejected; None:
+    all) in turn; (events, rejected there, misses)."""
     from checker import CompiledSpec
     from checker.authoring.loader import load_spec_class
     from checker.check.validate import Validator, mapping_of, read_ndjson
@@ -86,13 +90,20 @@ def sweep(trace: Path, upto: int | None) -> tuple[int, int, list[str]]:
     events = read_ndjson(trace)
     spec = cls(**mapping.constants(trace, events))
     _init, kept = mapping.prepare(spec, events)
-    checked = [e.line for e in kept if e.name not in UNCHECKED and (upto is None or e.line < upto)]
+    checked = [
+        (e.line, e.name in PROGRESS_ONLY)
+        for e in kept
+        if e.name not in UNCHECKED and (upto is None or e.line < upto)
+    ]
     lines = trace.read_text().splitlines()
     total, caught, misses = 0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
-        for line in checked:
+        for line, progress_only in checked:
             obj = json.loads(lines[line - 1])
-            obj["event"]["state"]["term"] += 1
+            if progress_only:
+                obj["event"]["prop"]["next"] += 1
+            else:
+                obj["event"]["state"]["term"] += 1
             bad = Path(tmp) / trace.name
             bad.write_text("\n".join([*lines[: line - 1], json.dumps(obj), *lines[line:]]) + "\n")
             got = read_ndjson(bad)
