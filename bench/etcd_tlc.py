@@ -163,6 +163,15 @@ def run_mcheck(
     return {"distinct": d["distinct_states"], "depth": d["depth"], "seconds": took}
 
 
+def _copy_model(spec: Path, work: Path) -> str:
+    """Copy Specula's modules and our bounded wrapper into ``work``; MCetcdraft.cfg's
+    text."""
+    for f in ("etcdraft.tla", "MCetcdraft.tla"):
+        shutil.copy(spec / f, work / f)
+    shutil.copy(ROOT / "bench" / "etcd" / "MCetcdraftBounded.tla", work)
+    return (spec / "MCetcdraft.cfg").read_text()
+
+
 #: The speed row of ``make bench``: the MC model at a bound of a few million states.
 SPEED = "two timeouts, one request, log 4"
 
@@ -178,13 +187,9 @@ def speed(rounds: int = 1) -> None:
         print("etcd/raft speed row: skipped (set TLC_CLASSPATH and SPECULA_CASE_STUDIES)")
         return
     consts, servers, sym, log = CONFIGS[SPEED]
-    spec = Path(study) / SPEC_DIR
     with tempfile.TemporaryDirectory(prefix="etcd-tlc-") as tmp:
         work = Path(tmp)
-        for f in ("etcdraft.tla", "MCetcdraft.tla"):
-            shutil.copy(spec / f, work / f)
-        shutil.copy(ROOT / "bench" / "etcd" / "MCetcdraftBounded.tla", work)
-        base_cfg = (spec / "MCetcdraft.cfg").read_text()
+        base_cfg = _copy_model(Path(study) / SPEC_DIR, work)
         (work / "speed.cfg").write_text(config_text(base_cfg, consts, servers, sym, log))
         runs = {
             "TLC -workers 1": lambda: run_tlc_model(
@@ -216,14 +221,10 @@ def main(argv: list[str]) -> None:
     study = os.environ.get("SPECULA_CASE_STUDIES")
     if not classpath or not study:
         raise SystemExit("bench.etcd_tlc: set TLC_CLASSPATH and SPECULA_CASE_STUDIES")
-    spec = Path(study) / SPEC_DIR
     names = argv or list(CONFIGS)
     with tempfile.TemporaryDirectory(prefix="etcd-tlc-") as tmp:
         work = Path(tmp)
-        for f in ("etcdraft.tla", "MCetcdraft.tla"):
-            shutil.copy(spec / f, work / f)
-        shutil.copy(ROOT / "bench" / "etcd" / "MCetcdraftBounded.tla", work)
-        base_cfg = (spec / "MCetcdraft.cfg").read_text()
+        base_cfg = _copy_model(Path(study) / SPEC_DIR, work)
         print("| configuration | TLC distinct / depth | TLC s | mcheck distinct / depth | s |")
         print("|---|---:|---:|---:|---:|")
         for name in names:
