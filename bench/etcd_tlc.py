@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.tlc import run_tlc_model
@@ -191,7 +192,7 @@ def speed(rounds: int = 1) -> None:
         work = Path(tmp)
         base_cfg = _copy_model(Path(study) / SPEC_DIR, work)
         (work / "speed.cfg").write_text(config_text(base_cfg, consts, servers, sym, log))
-        runs = {
+        runs: dict[str, Callable[[], dict[str, float]]] = {
             "TLC -workers 1": lambda: run_tlc_model(
                 classpath, work, "MCetcdraftBounded", "speed.cfg"
             ),
