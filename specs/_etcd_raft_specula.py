@@ -367,7 +367,7 @@ def _progress(ev: dict[str, Any], s: EtcdState, i: ModelValue, j: ModelValue) ->
     return [(k + where, want, got) for k, want, got in rows if want != got]
 
 
-def matches(spec: Any, msg: dict[str, Any], m: Any, receiving: str | None = None) -> bool:
+def matches(msg: dict[str, Any], m: Any) -> bool:
     """Whether model message ``m`` is the logged ``msg`` (LoglineIs...Request/Response)."""
     kind = msg["type"]
     if m.msource.name != str(msg["from"]) or m.mdest.name != str(msg["to"]):
@@ -410,10 +410,10 @@ def matches(spec: Any, msg: dict[str, Any], m: Any, receiving: str | None = None
     return False
 
 
-def _sent(spec: Any, ev: dict[str, Any], before: EtcdState, after: EtcdState) -> Diffs:
+def _sent(ev: dict[str, Any], before: EtcdState, after: EtcdState) -> Diffs:
     """``\\E msg \\in DOMAIN pendingMessages': LoglineIs...(msg) /\\ OneMoreMessage(msg)``."""
     for m, n in after.pendingMessages.items():
-        if n == before.pendingMessages.get(m, 0) + 1 and matches(spec, ev["msg"], m):
+        if n == before.pendingMessages.get(m, 0) + 1 and matches(ev["msg"], m):
             return []
     return [("message sent", ev["msg"], None)]
 
@@ -425,34 +425,24 @@ def _node(spec: Any, params: dict[str, Any]) -> ModelValue:
     return _server(spec, params["nid"])
 
 
-def _full(params: dict[str, Any], name: str) -> dict[str, Any]:
-    return {"name": name, **params}
-
-
-def _check_post(name: str) -> Any:
-    def check(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
-        return _post(spec, _full(p, name), after, _node(spec, p))
-
-    return check
+def _check_post(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
+    """ValidatePostStates of the event's own node."""
+    return _post(spec, p, after, _node(spec, p))
 
 
 def _check_send(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
-    ev = _full(p, "send")
     i = _node(spec, p)
     j = _server(spec, p["msg"]["to"])
-    return (
-        _post(spec, ev, after, i) or _sent(spec, ev, before, after) or _progress(ev, before, i, j)
-    )
+    return _post(spec, p, after, i) or _sent(p, before, after) or _progress(p, before, i, j)
 
 
 def _check_snapshot(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
-    ev = _full(p, "send")
     i = _node(spec, p)
     j = _server(spec, p["msg"]["to"])
     return (
-        _post(spec, ev, after, i)
-        or _sent(spec, ev, before, after)
-        or _progress(ev, after, i, j)
+        _post(spec, p, after, i)
+        or _sent(p, before, after)
+        or _progress(p, after, i, j)
         or (
             []
             if after.progressState[i][j] == SNAPSHOT
@@ -464,13 +454,12 @@ def _check_snapshot(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: s
 def _check_self_send(
     spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None
 ) -> Diffs:
-    ev = _full(p, "send")
-    return _post(spec, ev, after, _node(spec, p)) or _sent(spec, ev, before, after)
+    return _post(spec, p, after, _node(spec, p)) or _sent(p, before, after)
 
 
 def _check_leader(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
     i = _node(spec, p)
-    out = _post(spec, _full(p, "BecomeLeader"), after, i)
+    out = _post(spec, p, after, i)
     probing = [j for j in spec.Server if j != i and after.progressState[i][j] != PROBE]
     return out + [
         (f"progress[{i.name}][{j.name}]", PROBE, after.progressState[i][j]) for j in probing
@@ -481,7 +470,7 @@ def _check_commit(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str
     i = _node(spec, p)
     if p["role"] != "StateLeader":
         return [("role", p["role"], "a Commit line of a leader")]
-    return _post(spec, _full(p, "Commit"), after, i)
+    return _post(spec, p, after, i)
 
 
 def _check_timeout(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
@@ -496,13 +485,13 @@ def _check_timeout(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: st
 
 def _check_progress(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
     i = _node(spec, p)
-    return _progress(_full(p, "report"), after, i, _server(spec, p["prop"]["target"]))
+    return _progress(p, after, i, _server(spec, p["prop"]["target"]))
 
 
 def _check_change(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
     """ChangeConfIfLogged: the entry the logged changes give, from i's configuration."""
     i = _node(spec, p)
-    out = _pre(spec, _full(p, "ChangeConf"), before, i)
+    out = _pre(spec, p, before, i)
     if out:
         return out
     voters = set(before.config[i].jointConfig[0])
@@ -547,17 +536,17 @@ def _check_apply_conf(
 
 
 def _receive_where(params: dict[str, Any], action_params: tuple[Any, ...]) -> bool:
-    return matches(None, params["msg"], action_params[0])
+    return matches(params["msg"], action_params[0])
 
 
 def _check_receive(spec: Any, p: dict[str, Any], before: Any, after: Any, _a: str | None) -> Diffs:
-    return _pre(spec, _full(p, "receive"), before, _server(spec, p["msg"]["to"]))
+    return _pre(spec, p, before, _server(spec, p["msg"]["to"]))
 
 
 def _silent_where(params: dict[str, Any], action_params: tuple[Any, ...]) -> bool:
     """UpdateTerm and ReturnToFollowerState only on the message the event receives."""
     msg = params.get("msg")
-    return isinstance(msg, dict) and matches(None, msg, action_params[0])
+    return isinstance(msg, dict) and matches(msg, action_params[0])
 
 
 def _at(*keys: str) -> Any:
@@ -636,10 +625,8 @@ SPECULA_MAPPING: LogMapping = LogMapping(
             **_ONE,
         ),
         "Ready": On(("Ready",), instances=_at(), **_ONE),
-        "InitState": On(("Restart",), instances=_at(), check=_check_post("InitState"), **_ONE),
-        "BecomeFollower": On(
-            ("StepDownToFollower",), instances=_at(), check=_check_post("BecomeFollower"), **_ONE
-        ),
+        "InitState": On(("Restart",), instances=_at(), check=_check_post, **_ONE),
+        "BecomeFollower": On(("StepDownToFollower",), instances=_at(), check=_check_post, **_ONE),
         "ReportUnreachable": On(
             ("ReportUnreachable",), instances=_at("prop.target"), check=_check_progress, **_ONE
         ),
@@ -652,13 +639,13 @@ SPECULA_MAPPING: LogMapping = LogMapping(
         "ApplyEntries": On(
             ("ApplyEntries",),
             instances=lambda s, p: [(_node(s, p), p["prop"]["applied"])],
-            check=_check_post("ApplyEntries"),
+            check=_check_post,
             **_ONE,
         ),
         "CompactLog": On(
             ("CompactLog",),
             instances=lambda s, p: [(_node(s, p), p["prop"]["compactIndex"] + 1)],
-            check=_check_post("CompactLog"),
+            check=_check_post,
             **_ONE,
         ),
         **{

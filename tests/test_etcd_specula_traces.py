@@ -122,3 +122,12 @@ def test_a_trace_from_a_node_without_nid_is_refused_as_malformed(tmp_path: Path)
     got = _validate(_altered(tmp_path, 6, lambda e: e.pop("nid")))
     assert got.returncode == 2, got.stdout + got.stderr
     assert "line 6: event 'BecomeCandidate' has no nid" in got.stdout + got.stderr
+
+
+def test_an_event_without_the_state_traceetcdraft_compares_is_refused_as_malformed(
+    tmp_path: Path,
+) -> None:
+    got = _validate(_altered(tmp_path, 6, lambda e: e.pop("state")))
+    assert got.returncode == 2, got.stdout + got.stderr
+    assert "line 6: event 'BecomeCandidate' has no parameter 'term'" in got.stdout + got.stderr
+    assert "Traceback" not in got.stdout + got.stderr

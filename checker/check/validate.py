@@ -526,16 +526,12 @@ class Validator:
     ) -> list[tuple[str, Any, Any]]:
         out: list[tuple[str, Any, Any]] = []
         if rule is not None and rule.check is not None:
-            check = rule.check
+            # Mapping code, like ``where`` and ``instances``: a field the event lacks
+            # is the log's fault, anything else the mapping's, both one line.
             name = None if ai is None else self.model.action_names[ai]
-            try:
-                out.extend(check(self.model.spec, ev.params, before, state, name))
-            except (KeyError, MemoryError):
-                raise
-            except Exception as exc:
-                raise EvaluationError(
-                    f"log mapping's check of {ev.name} (log line {ev.line})", exc, state
-                ) from exc
+            out.extend(
+                _mapping_call(ev, rule.check, self.model.spec, ev.params, before, state, name)
+            )
             if out:
                 return out
         values = self.model.variables(state)
@@ -855,6 +851,8 @@ def _mapping_call(ev: LogEvent, fn: Callable[..., Any], *args: Any) -> Any:
     the log's fault (its line), anything else the mapping's; both are one line."""
     try:
         return fn(*args)
+    except LogError:
+        raise  # the mapping's own one-line verdict on the log
     except KeyError as exc:
         raise LogError(
             f"line {ev.line}: event {ev.name!r} has no parameter {exc}, which the mapping reads"
