@@ -18,6 +18,7 @@ from checker.authoring.choose import choose
 from checker.authoring.kinds import grouped
 from checker.authoring.spec import (
     Spec,
+    Story,
     action,
     action_property,
     always_eventually,
@@ -51,6 +52,7 @@ __all__ = [
     "SpecLoadError",
     "Stats",
     "Step",
+    "Story",
     "Trace",
     "Verdict",
     "__version__",

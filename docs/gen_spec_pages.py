@@ -92,6 +92,24 @@ def _const(v: object) -> str:
     return str(v)
 
 
+def _story_lines(spec: str, cls: type) -> list[str]:
+    """What ``mcheck run SPEC --variant V`` tells for each variant with a story."""
+    lines: list[str] = []
+    for variant, story in cls.stories.items():
+        sets = ", ".join(f"`{k}={_const(v)}`" for k, v in story.constants.items())
+        checks = ", ".join(story.check) or "every property"
+        lines += [
+            f"**The report's story.** `mcheck run {spec} --variant {variant}` (the "
+            f"default variant is `{cls.variants[0]}`) tells {story.about}: it checks "
+            f"{checks}" + (f" with {sets}" if sets else "") + ", where the shortest "
+            "violation of any property at the class's constants is only the opening or "
+            "another order (the rows below). `--invariant all` checks every property; "
+            "`--const` overrides a constant the story sets.",
+            "",
+        ]
+    return lines
+
+
 def main() -> None:
     """Run the checks and write one page per seed spec."""
     checks = [c for c in load_manifest(ROOT / "pyproject.toml") if c.spec in SEEDS] + EXTRA
@@ -121,6 +139,7 @@ def main() -> None:
             "What each fix was shown against: the rows below, one per variant and setting;",
             "a row checks every property of the spec unless it names some.",
             "",
+            *_story_lines(spec, cls),
             "## Results",
             "",
             "Produced by running mcheck (`docs/gen_spec_pages.py`), BFS, symmetry as",
@@ -146,7 +165,14 @@ def main() -> None:
             "Reproduce a row: `mcheck run "
             f"{spec} --variant VARIANT [--const NAME=VALUE] [--invariant NAME]`; "
             "`mcheck show traces/...itf.json` draws a counterexample, `mcheck replay "
-            f"{spec} TRACE --variant fix` shows which step the fix blocks.",
+            f"{spec} TRACE --variant fix` shows which step the fix blocks."
+            + (
+                " A row of a variant with a story checks what the row says: add "
+                "`--invariant all` where its properties are all, and the class's value of "
+                "a constant the story sets where the row does not list it."
+                if cls.stories
+                else ""
+            ),
             "",
         ]
         (out_dir / f"{spec}.md").write_text("\n".join(lines))

@@ -64,7 +64,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import Spec, action, always_eventually, invariant, model_values
+from checker import Spec, Story, action, always_eventually, invariant, model_values
 from checker.values import ModelValue, put
 
 CONF, WRITE = "CONF", "WRITE"
@@ -114,6 +114,15 @@ class OmLeaderReadyBeforeApply(Spec):
         "MAX_RESTARTS": 0,
     }
     variants = ("bug", "fix", "mutant_reads_only", "mutant_executed_index")
+    # Over every property the shortest violation is the mechanism (a leader ready
+    # before it applied, 7 actions); the report tells the stale read it causes.
+    stories = {
+        "bug": Story(
+            check=("NoStaleRead",),
+            about="a write the old leader acknowledged, leadership moved, a read on the "
+            "ready new leader misses it",
+        )
+    }
     symmetry = ("OMS",)
     # Bounded terms and log: the model comes to rest once they are used up.
     check_deadlock = False

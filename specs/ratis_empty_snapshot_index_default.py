@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from checker import Spec, action, eventually, in_order, invariant, named_values
+from checker import Spec, Story, action, eventually, in_order, invariant, named_values
 from checker.check.validate import LogMapping, On
 from checker.values import ModelValue
 from mcheck_shipped.invariants.ratis import match_index_sound
@@ -122,6 +122,15 @@ class RatisEmptySnapshotIndexDefault(Spec):
 
     constants = {"Server": SERVERS, "LAST": 2, "START": 1, "SNAP_L": 2, "ELECTED": False}
     variants = ("bug", "fix", "mutant_notify_only", "mutant_notify_compare")
+    # Over every property the shortest violation is the false ALREADY_INSTALLED alone
+    # (2 actions); the report goes on to the appends F rejects forever.
+    stories = {
+        "bug": Story(
+            check=("FollowerEventuallyCatchesUp",),
+            about="an empty new follower answers ALREADY_INSTALLED, then rejects every "
+            "append for ever",
+        )
+    }
     lanes = "Server"
     # Weak fairness of every action (there are no environment actions).
     fairness = dict.fromkeys(

@@ -100,6 +100,7 @@ from immutables import Map
 from checker import (
     ConfigError,
     Spec,
+    Story,
     action,
     action_property,
     eventually,
@@ -249,6 +250,14 @@ class ScmInstallSnapshotLeaderChange(Spec):
         "mutant_keep_download",
         "mutant_clear_index_only",
     )
+    # `mcheck run ... --variant bug` tells the report's order; TIMING=any (a download
+    # ending before the leader change, 6 actions too) is a gate row.
+    stories = {
+        "bug": Story(
+            constants={"TIMING": "report"},
+            about="leadership moves while F downloads L1's checkpoint, which then succeeds",
+        )
+    }
     lanes = "SCM"
     # Weak fairness of the protocol; elections, purges, restarts, drops and the
     # failure outcomes of the download are environment steps bounded by counters.

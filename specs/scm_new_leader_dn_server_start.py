@@ -96,7 +96,7 @@ from typing import Any, NamedTuple
 
 from immutables import Map
 
-from checker import ConfigError, Spec, action, invariant, leads_to, model_values
+from checker import ConfigError, Spec, Story, action, invariant, leads_to, model_values
 from checker.values import ModelValue, put
 
 LEADER_BRANCH, FOLLOWER_BRANCH, APPLY = "LeaderBranch", "FollowerBranch", "Apply"
@@ -150,6 +150,16 @@ class ScmNewLeaderDnServerStart(Spec):
         "mutant_unknown_commit_as_zero",
         "mutant_own_commit_target",
     )
+    # Over every property the shortest violation is the start alone (1 action); the
+    # report goes on to the datanode report the new leader drops.
+    stories = {
+        "bug": Story(
+            constants={"DN_REPORTS": True},
+            check=("NoContainerReportDropped",),
+            about="a restarted SCM wins the election before applying its log, starts its "
+            "datanode server and drops a report",
+        )
+    }
     symmetry = ("SCMS",)
     # The ghost variables (what each start captured, for the properties) are drawn in
     # the environment's lane: the servers' lanes keep the mechanism.

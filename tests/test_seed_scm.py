@@ -333,7 +333,9 @@ def test_cli_replay_names_the_decisive_step(tmp_path: Path) -> None:
 
     out = tmp_path / "dn.itf.json"
     runner = CliRunner()
-    r = runner.invoke(main, ["run", DN, "--const", "INIT=fresh", "--trace-out", str(out)])
+    # The mechanism's trace, not the bug variant's story (the dropped report).
+    args = ["--const", "INIT=fresh", "--const", "DN_REPORTS=false", "--invariant", "all"]
+    r = runner.invoke(main, ["run", DN, *args, "--trace-out", str(out)])
     assert r.exit_code == 12, r.output
     r = runner.invoke(main, ["replay", DN, str(out), "--variant", "fix"])
     assert "the first step whose outcome the property reads is step 7" in r.stdout

@@ -33,7 +33,7 @@ import inspect
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, overload
 
 from checker.authoring.kinds import FairnessKind, Grouped, TemporalKind
@@ -348,6 +348,26 @@ def leads_to(
     return wrap
 
 
+@dataclass(frozen=True)
+class Story:
+    """What ``mcheck run SPEC --variant V`` (and ``simulate``) check when the command
+    line chooses nothing: the report's story for a bug variant.
+
+    A bug's shortest counterexample over every property is often only the opening of
+    what the report tells (a mechanism invariant breaks steps before the symptom), or
+    follows an order the report does not (a download ending before the leader change).
+    A story names the constants that stage the report's order and the properties that
+    state its symptom, as TLC's per-reproduction ``.cfg`` files do.  ``--const`` wins
+    over a story's constant, ``--invariant`` (``all`` for every property) over its
+    selection; the gate, ``resume`` (which reads what the run recorded) and the Python
+    API take what they are given.  ``about`` is the story in one line, for the header.
+    """
+
+    constants: Mapping[str, Any] = field(default_factory=dict)
+    check: tuple[str, ...] = ()
+    about: str = ""
+
+
 class Spec:
     """Base class of every spec.
 
@@ -359,6 +379,8 @@ class Spec:
       annotate them in the class body (``MaxTerm: int``) so type checkers know them.
     * ``variants``: the names of the behaviours the spec can switch between;
       ``default_variant`` (defaults to the first).  Read ``self.variant`` in actions.
+    * ``stories``: variant -> :class:`Story`, what the command line checks for that
+      variant when it names no constants or properties (a bug variant's report).
     * ``symmetry``: names of constants whose members are interchangeable: a tuple of
       names, one name, or a property returning them (a symmetry that depends on
       the variant).
@@ -377,6 +399,9 @@ class Spec:
     constants: ClassVar[Mapping[str, Any]] = {}
     variants: ClassVar[Sequence[str]] = ("default",)
     default_variant: ClassVar[str | None] = None
+    #: Per variant, the report's story: the constants and properties ``mcheck run``
+    #: and ``simulate`` use when the command line names none (:class:`Story`).
+    stories: ClassVar[Mapping[str, Story]] = {}
     symmetry: ClassVar[Sequence[str]] = ()
     #: The lanes of a timeline: a constant's name (model values, ints, strings or a
     #: range) or a function of the spec returning the members; default: the first
@@ -468,6 +493,7 @@ class Spec:
             cls.symmetry = _symmetry_names(cls, cls.symmetry)
         if cls.variants and len(set(cls.variants)) != len(cls.variants):
             raise SpecError(f"{cls.__name__}: duplicate variant names")
+        _check_stories(cls, [n for n in names if n not in action_names])
 
     def __init__(self, variant: str | None = None, **overrides: Any) -> None:
         cls = type(self)
@@ -561,6 +587,13 @@ class Spec:
             return cls.name
         module = cls.__module__.rsplit(".", 1)[-1]
         return module.removeprefix(USER_MODULE_PREFIX)
+
+    @classmethod
+    def story_for(cls, variant: str | None) -> Story | None:
+        """The story of ``variant`` (None: the default variant), if it declares one."""
+        if variant is None:
+            variant = cls.default_variant or (cls.variants[0] if cls.variants else "default")
+        return cls.stories.get(variant)
 
     @classmethod
     def action_names(cls) -> list[str]:
@@ -672,12 +705,39 @@ SPEC_SETTINGS = (
     "constants",
     "variants",
     "default_variant",
+    "stories",
     "symmetry",
     "lanes",
     "owners",
     "check_deadlock",
     "fairness",
 )
+
+
+def _check_stories(cls: type[Spec], properties: list[str]) -> None:
+    """A story must name a variant, constants and properties the spec has: a typo
+    would otherwise change silently what ``mcheck run --variant V`` checks."""
+    for variant, story in cls.stories.items():
+        where = f"{cls.__name__}: the story of variant {variant!r}"
+        if not isinstance(story, Story):
+            raise SpecError(f"{where} is {type(story).__name__}, not a checker.Story")
+        if variant not in cls.variants:
+            raise SpecError(
+                f"{cls.__name__}: stories names variant {variant!r}, which it does not "
+                f"declare{did_you_mean(variant, cls.variants)}"
+            )
+        for name in story.constants:
+            if name not in cls.constants:
+                raise SpecError(
+                    f"{where} sets {name!r}, which is not a constant"
+                    f"{did_you_mean(name, list(cls.constants))}"
+                )
+        for name in story.check:
+            if name not in properties:
+                raise SpecError(
+                    f"{where} checks {name!r}, which is not a property of the spec"
+                    f"{did_you_mean(name, properties)}"
+                )
 
 
 def _refuse_misspelt_settings(cls: type) -> None:

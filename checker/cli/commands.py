@@ -134,10 +134,34 @@ def _parse_consts(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def build_spec(target: str, variant: str | None, consts: tuple[str, ...]) -> Spec:
-    """Load the spec ``target`` and instantiate it with a variant and constant overrides."""
+def build_spec(
+    target: str, variant: str | None, consts: tuple[str, ...], story: bool = False
+) -> Spec:
+    """Load the spec ``target`` and instantiate it with a variant and constant
+    overrides; with ``story``, the variant's story (:class:`checker.Story`) sets the
+    constants the overrides leave out (run, resume and simulate)."""
     cls = load_spec_class(target)
-    return cls(variant=variant, **_parse_consts(consts))
+    given: dict[str, Any] = dict(_parse_consts(consts))
+    told = cls.story_for(variant) if story else None
+    if told is not None:
+        given = {**told.constants, **given}
+    return cls(variant=variant, **given)
+
+
+def story_properties(instance: Spec, properties: tuple[str, ...]) -> tuple[list[str], str]:
+    """The properties a checking command selects (``--invariant``, else the variant's
+    story's) and a line saying what the story chose, empty when it chose nothing."""
+    told = type(instance).story_for(instance.variant)
+    if told is None or properties:
+        return list(properties), ""
+    chose = [f"{k}={show(instance.constant_values[k])}" for k in told.constants]
+    chose += list(told.check)
+    about = f"{told.about}: " if told.about else ""
+    line = (
+        f"the report's story ({about}{', '.join(chose)}); "
+        "--invariant all checks every property, --const overrides a constant"
+    )
+    return list(told.check), line
 
 
 #: Seconds between progress lines on stderr when it is not a terminal (CI logs), as
@@ -346,7 +370,8 @@ def _header(result_spec: str, variant: str, constants: dict[str, Any], how: str)
     "properties",
     multiple=True,
     help="Check only this invariant, action property or temporal property (repeatable; "
-    "default: all; 'none' checks none and explores the whole space). --invariant is an alias.",
+    "default: the variant's story if the spec tells one, else all; 'all' checks every one, "
+    "'none' none and explores the whole space). --invariant is an alias.",
 )
 @table_option("workers")
 @table_option("cluster")
@@ -384,8 +409,9 @@ def run(
 ) -> None:
     """Check every reachable state of SPEC (a name under specs/, or a .py file)."""
     console = _console(no_color)
-    instance = build_spec(spec, variant, consts)
-    model = CompiledSpec(instance, properties=list(properties), symmetry=symmetry)
+    instance = build_spec(spec, variant, consts, story=True)
+    chosen, story = story_properties(instance, properties)
+    model = CompiledSpec(instance, properties=chosen, symmetry=symmetry)
     opts = Options(
         strategy=Strategy(strategy),
         symmetry=symmetry,
@@ -404,11 +430,12 @@ def run(
         "spec": _origin_spec(spec),
         "variant": instance.variant,
         "consts": list(consts),
-        "properties": list(properties),
+        # What was checked, the story's choice included: resume checks the same.
+        "properties": chosen,
         # The options resume continues with (checker.explore.options.RUN_OPTIONS says which).
         "options": recorded(opts),
     }
-    _run_and_report(console, spec, instance, model, opts, "", trace_out, picture, as_json)
+    _run_and_report(console, spec, instance, model, opts, "", trace_out, picture, as_json, story)
 
 
 @main.command(epilog=epilog("resume"))
@@ -473,7 +500,7 @@ def resume(
     given = list(origin["consts"])
     # Constants given again must agree with the recorded ones (the identity check says
     # which differs); constants not given are the checkpoint's.
-    instance = build_spec(spec, variant or origin["variant"], (*given, *consts))
+    instance = build_spec(spec, variant or origin["variant"], (*given, *consts), story=True)
     kept = origin["options"]
     model = CompiledSpec(instance, properties=list(origin["properties"]), symmetry=kept["symmetry"])
     opts = Options(
@@ -543,7 +570,8 @@ def _origin_spec(spec: str) -> str:
     "--invariant",
     "properties",
     multiple=True,
-    help="Check only this invariant or temporal property (repeatable; default: all).",
+    help="Check only this invariant or temporal property (repeatable; default: the "
+    "variant's story if the spec tells one, else all; 'all' checks every one).",
 )
 @click.option(
     "--deadlock/--no-deadlock",
@@ -609,8 +637,9 @@ def simulate(
     exhaust: invariants on every state, temporal properties on behaviours that loop.
     Deterministic for a seed; a violation is shortened, a clean simulation is
     incomplete (exit 3): it proves nothing."""
-    instance = build_spec(spec, variant, consts)
-    model = CompiledSpec(instance, properties=list(properties), symmetry=False)
+    instance = build_spec(spec, variant, consts, story=True)
+    chosen, story = story_properties(instance, properties)
+    model = CompiledSpec(instance, properties=chosen, symmetry=False)
     opts = SimulationOptions(
         seed=seed,
         depth=depth,
@@ -637,6 +666,7 @@ def simulate(
         trace_out,
         picture,
         as_json,
+        story,
     )
 
 
@@ -852,6 +882,7 @@ def _run_and_report(
     trace_out: str | None,
     picture: str | None,
     as_json: bool,
+    story: str = "",
 ) -> None:
     """An exhaustive run (run, resume) reported by :func:`_check_and_report`."""
     # Temporal properties are checked under symmetry without a checkpoint (the
@@ -873,6 +904,7 @@ def _run_and_report(
         trace_out,
         picture,
         as_json,
+        story,
     )
 
 
@@ -886,13 +918,16 @@ def _check_and_report(
     trace_out: str | None,
     picture: str | None,
     as_json: bool,
+    story: str = "",
 ) -> None:
     """Run a check and report it (and save its trace): the body of run, resume and
-    simulate."""
+    simulate; ``story`` says what the variant's story chose (a line under the header)."""
     presentation = presentation_for(model)
     progress = _Progress(console, enabled=console.is_terminal and not as_json, log=True)
     if not as_json:
         console.print(_header(model.name, instance.variant, instance.constant_values, how))
+        if story:
+            console.print(Text(story))
     try:
         result = check(progress)
         if result.verdict is Verdict.INCOMPLETE:
@@ -1129,8 +1164,15 @@ def list_specs(target: str | None) -> None:
             ("symmetry", _symmetry_text(cls, variants)),
             ("fairness", _fairness_text(cls.fairness)),
         ]
+        rows += [(f"story of {v}", _story_text(cls.stories[v])) for v in cls.stories]
         for label, text in rows:
             console.print(Text(f"  {label}: {text}"), soft_wrap=True)
+
+
+def _story_text(story: Any) -> str:
+    """A variant's story as ``mcheck list`` shows it: what it is, what it sets."""
+    chose = [f"{k}={show(v)}" for k, v in story.constants.items()] + list(story.check)
+    return (f"{story.about}: " if story.about else "") + (", ".join(chose) or "nothing")
 
 
 def _fairness_text(fairness: Any) -> str:

@@ -163,12 +163,13 @@ class _WrongType(Exception):
 
 
 def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[list[str], list[str]]:
-    """The invariants and temporal properties selected by ``names`` (None or empty:
-    all of them; ``["none"]``: none at all, which explores the full space).  Names
-    of action properties are allowed too (:func:`select_action_properties`)."""
+    """The invariants and temporal properties selected by ``names`` (None, empty or
+    ``["all"]``: all of them; ``["none"]``: none at all, which explores the full
+    space).  Names of action properties are allowed too
+    (:func:`select_action_properties`)."""
     invs, temps = cls.invariant_names(), cls.temporal_names()
     steps = cls.action_property_names()
-    if not names:
+    if not names or _all(cls, names):
         return invs, temps
     if list(names) == ["none"] and "none" not in invs + temps + steps:
         return [], []
@@ -185,9 +186,15 @@ def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[lis
 def select_action_properties(cls: type[Spec], names: Sequence[str] | None) -> list[str]:
     """The action properties selected by ``names`` (as :func:`select_properties`)."""
     steps = cls.action_property_names()
-    if not names:
+    if not names or _all(cls, names):
         return steps
     return [n for n in steps if n in names]
+
+
+def _all(cls: type[Spec], names: Sequence[str]) -> bool:
+    """Whether ``names`` is the word ``all`` (unless a property is named so)."""
+    every = cls.invariant_names() + cls.temporal_names() + cls.action_property_names()
+    return list(names) == ["all"] and "all" not in every
 
 
 def _index_of(
