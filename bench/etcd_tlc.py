@@ -84,6 +84,7 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
         False,
         4,
     ),
+    "one partition": ({"PartitionLimit": 1}, 2, False, 3),
     "request, restart, drop, duplicate": (
         {"RequestLimit": 1, "RestartLimit": 1, "DropLimit": 1, "DuplicateLimit": 1},
         2,
@@ -92,7 +93,8 @@ CONFIGS: dict[str, tuple[dict[str, int], int, bool, int]] = {
     ),
 }
 
-#: The MC model's invariants the port has (TLA+ names kept).
+#: The invariants the agreement table and the speed row check, on both sides (the
+#: first twenty of MCetcdraft.cfg the port had; ``--full`` checks the whole cfg).
 INVARIANTS = (
     "LogInv",
     "MoreThanOneLeaderInv",
@@ -117,9 +119,12 @@ INVARIANTS = (
 )
 
 
-def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, log: int) -> str:
+def config_text(
+    base_cfg: str, consts: dict[str, int], servers: int, sym: bool, log: int, full: bool = False
+) -> str:
     """MCetcdraft.cfg with our constants, servers, symmetry, bound and invariants
-    (``ApplyCommitted`` is ours: it selects the wrapper's spec with ApplyEntries)."""
+    (``ApplyCommitted`` is ours: it selects the wrapper's spec with ApplyEntries);
+    ``full`` keeps every INVARIANT and PROPERTY of the cfg."""
     consts = dict(consts)
     apply = consts.pop("ApplyCommitted", 0)
     names = ", ".join(f"s{k}" for k in range(1, servers + 1))
@@ -137,19 +142,27 @@ def config_text(base_cfg: str, consts: dict[str, int], servers: int, sym: bool, 
     if not sym:
         cfg = cfg.replace("SYMMETRY Symmetry", "")
     cfg = cfg.replace("CONSTRAINT", "CONSTRAINT\n    LogLengthConstraint", 1)
+    if full:
+        return cfg
     cut = cfg.index("INVARIANTS")
     return cfg[:cut] + "INVARIANTS\n" + "".join(f"    {i}\n" for i in INVARIANTS)
 
 
 def run_mcheck(
-    consts: dict[str, int], servers: int, sym: bool, log: int, workers: int = 1
+    consts: dict[str, int],
+    servers: int,
+    sym: bool,
+    log: int,
+    workers: int = 1,
+    full: bool = False,
 ) -> dict[str, float]:
     """The port's counts and seconds for one configuration (a command of its own, in
     a session of its own; ``seconds`` is the command's wall time, start included, as
     TLC's is)."""
     args = [f"--const={k}={v}" for k, v in {"InitServer": servers, **consts}.items()]
     args += [f"--const=MaxLogLength={log}", f"--const=Server={servers}"]
-    args += [f"--invariant={name}" for name in INVARIANTS]  # TLC checks these only
+    # TLC checks these only, or (full) every invariant and property of the cfg.
+    args += ["--invariant=all"] if full else [f"--invariant={name}" for name in INVARIANTS]
     if not sym:
         args.append("--no-symmetry")
     if workers > 1:
@@ -161,7 +174,13 @@ def run_mcheck(
     ).stdout
     took = time.monotonic() - start
     d = json.loads(out.strip().splitlines()[-1])
-    return {"distinct": d["distinct_states"], "depth": d["depth"], "seconds": took}
+    return {
+        "distinct": d["distinct_states"],
+        "depth": d["depth"],
+        "seconds": took,
+        "property": d["property"] or "",
+        "length": d["trace_length"] or 0,
+    }
 
 
 def _copy_model(spec: Path, work: Path) -> str:
@@ -242,8 +261,65 @@ def main(argv: list[str]) -> None:
             )
 
 
+#: TLC's verdict line on a violation ("Invariant X is violated." / "Action property
+#: X is violated.", "Temporal properties were violated.") and its trace's last state.
+_TLC_VIOLATED = re.compile(r"Error: (?:Invariant|Action property) (\w+) is violated")
+_TLC_STATE = re.compile(r"^State (\d+):", re.M)
+
+
+def full(names: list[str]) -> None:
+    """Every INVARIANT and PROPERTY of MCetcdraft.cfg on both sides: the verdict (the
+    property violated and the counterexample's length, or the counts)."""
+    classpath = os.environ.get("TLC_CLASSPATH")
+    study = os.environ.get("SPECULA_CASE_STUDIES")
+    if not classpath or not study:
+        raise SystemExit("bench.etcd_tlc: set TLC_CLASSPATH and SPECULA_CASE_STUDIES")
+    with tempfile.TemporaryDirectory(prefix="etcd-tlc-") as tmp:
+        work = Path(tmp)
+        base_cfg = _copy_model(Path(study) / SPEC_DIR, work)
+        print("| configuration | TLC | s | mcheck | s |")
+        print("|---|---|---:|---|---:|")
+        for name in names or list(CONFIGS):
+            consts, servers, sym, log = CONFIGS[name]
+            cfg = f"full_{re.sub(r'[^a-z0-9]+', '_', name)}.cfg"
+            (work / cfg).write_text(config_text(base_cfg, consts, servers, sym, log, full=True))
+            tlc = _tlc_verdict(classpath, work, cfg)
+            mc = run_mcheck(consts, servers, sym, log, full=True)
+            mine = (
+                f"{mc['property']} in {mc['length']:.0f} actions"
+                if mc["property"]
+                else f"holds, {mc['distinct']:,.0f} / {mc['depth']:.0f}"
+            )
+            print(
+                f"| {name} | {tlc['verdict']} | {tlc['seconds']:.1f} | {mine} "
+                f"| {mc['seconds']:.1f} |"
+            )
+
+
+def _tlc_verdict(classpath: str, work: Path, cfg: str) -> dict[str, str | float]:
+    """TLC on ``cfg``: the property it reports violated with its trace's length in
+    actions, or its counts."""
+    from bench.tlc import _TLC_COUNTS, _TLC_DEPTH, _timed, _tlc
+
+    meta = Path(tempfile.mkdtemp(prefix="states-", dir=work))
+    took, out = _timed(_tlc(classpath, meta, "MCetcdraftBounded", cfg), work, ok=(0, 12, 13))
+    shutil.rmtree(meta, ignore_errors=True)
+    bad = _TLC_VIOLATED.search(out)
+    if bad:
+        states = [int(n) for n in _TLC_STATE.findall(out)]
+        verdict = f"{bad.group(1)} in {max(states) - 1} actions" if states else bad.group(1)
+    else:
+        counts, depth = _TLC_COUNTS.search(out), _TLC_DEPTH.search(out)
+        if counts is None or depth is None:
+            raise SystemExit(f"bench.etcd_tlc: TLC printed no verdict:\n{out[-2000:]}")
+        verdict = f"holds, {counts.group(2)} / {depth.group(1)}"
+    return {"verdict": verdict, "seconds": took}
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--speed"]:
         speed(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    elif sys.argv[1:2] == ["--full"]:
+        full(sys.argv[2:])
     else:
         main(sys.argv[1:])

@@ -291,6 +291,7 @@ def prepare(spec: Any, events: list[LogEvent]) -> tuple[list[EtcdState], list[Lo
         nextIndex=per(lambda i: per(lambda j: 1)),
         msgAppFlowPaused=per(lambda i: per(lambda j: False)),
         inflights=per(lambda i: per(lambda j: frozenset())),
+        partitions=per(lambda i: 0),
         constraintCounters=Counters(),
     )
     dropped = {k for ks in boot.values() for k in ks}

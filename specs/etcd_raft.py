@@ -7,8 +7,9 @@ heartbeats, restarts from durableState, message drops and duplicates, log compac
 (MCCompactLog), snapshots (SendSnapshot, SendSnapshotWithCompaction,
 ManualSendSnapshot, HandleSnapshotRequest's stale / fast-forward / restore cases),
 ReportUnreachable, and configuration changes with joint consensus (ChangeConf,
-ApplySimpleConfChange, ProposeLeaveJoint, auto-leave), with the MC model's counters.
-Not ported, and refused unless 0: partitions (PartitionLimit).
+ApplySimpleConfChange, ProposeLeaveJoint, auto-leave) and network partitions
+(MCNextPartition: CreatePartition into two groups, HealPartition; ReceiveDirect only
+between servers that can communicate), with the MC model's counters.
 
 The MC model's own Next has actions with no counter (ReplicateImplicitEntry,
 AppendEntriesToSelf), so its state space is unbounded and Specula runs it in
@@ -20,16 +21,25 @@ known bugs need.  ReconfigurationLimit only bounds AddNewServer/DeleteServer/
 AddLearner, which MCetcdraft's Next does not contain: it has no effect, as in TLC.
 Distinct states and depth equal TLC's on every configuration tried
 (docs/specs/etcd-raft.md).
+
+Properties: every INVARIANT of MCetcdraft.cfg but SnapshotResponseTermValidInv
+(etcdraft.tla declares SnapshotResponse and never sends one; the port has no such
+message), and its six PROPERTIES, action properties ``[][A]_mc_vars`` whose
+``~\\E i: Restart(i)`` (or BecomeLeader) asks whether the step is etcdraft.tla's
+action, its MC counter aside.  The definitions are etcdraft.tla's, in its names,
+including those it states twice (InflightsAboveMatchInv is InflightsMatchIndexInv).
 """
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any, ClassVar, NamedTuple
 
 from immutables import Map
 
-from checker import ConfigError, Spec, action, in_order, invariant, model_values
+from checker import ConfigError, Spec, action, action_property, in_order, invariant, model_values
 from checker.values import ModelValue, put
+from checker.values.strict import strict_equal
 
 FOLLOWER, CANDIDATE, LEADER = "Follower", "Candidate", "Leader"
 PROBE, REPLICATE, SNAPSHOT = "StateProbe", "StateReplicate", "StateSnapshot"
@@ -197,8 +207,8 @@ class Counters(NamedTuple):
 
 
 class EtcdState(NamedTuple):
-    """etcdraft.tla's variables (msgSeqCounter and partitions stay 0 here) and the
-    MC model's counters."""
+    """etcdraft.tla's variables (msgSeqCounter stays 0 here: MsgNoReorder is FALSE)
+    and the MC model's counters."""
 
     messages: Bag
     pendingMessages: Bag
@@ -222,6 +232,8 @@ class EtcdState(NamedTuple):
     nextIndex: Map[ServerId, Map[ServerId, int]]
     msgAppFlowPaused: Map[ServerId, Map[ServerId, bool]]
     inflights: Map[ServerId, Map[ServerId, frozenset[int]]]
+    #: The partition each server is in (1..MaxPartitions), 0 for none.
+    partitions: Map[ServerId, int]
     constraintCounters: Counters
 
 
@@ -313,6 +325,7 @@ class EtcdRaft(Spec):
         "ReportUnreachableLimit": 0,
         "ReconfigurationLimit": 0,
         "PartitionLimit": 0,
+        "MaxPartitions": 2,
         "ApplyCommitted": False,
         "Trace": False,
         "DisableConfChangeValidation": False,
@@ -349,6 +362,8 @@ class EtcdRaft(Spec):
     ReportUnreachableLimit: int
     ReconfigurationLimit: int
     PartitionLimit: int
+    #: CreatePartition's groups are numbered 1..MaxPartitions (MCetcdraft.cfg: 2).
+    MaxPartitions: int
     ApplyCommitted: bool
     #: etcdraft.tla's actions as Traceetcdraft.tla takes them, for validating
     #: Specula's traces (specs/_etcd_raft_specula.py sets it): no MC counter or
@@ -362,10 +377,9 @@ class EtcdRaft(Spec):
     DisableConfChangeValidation: bool
 
     def validate(self) -> None:
-        """The parts not yet ported must be switched off."""
-        for name in ("PartitionLimit",):
-            if getattr(self, name) != 0:
-                raise ConfigError(f"{name} must be 0: that part of etcdraft.tla is not ported yet")
+        """The constants must describe a cluster the model can bootstrap."""
+        if self.MaxPartitions < 1:
+            raise ConfigError("MaxPartitions must be at least 1 (etcdraft.tla's ASSUME)")
         if not 1 <= self.InitServer <= len(self.Server):
             raise ConfigError(
                 f"InitServer must be between 1 and the number of servers ({len(self.Server)}):"
@@ -492,6 +506,7 @@ class EtcdRaft(Spec):
                 nextIndex=self._map(lambda i: self._map(lambda j: 1)),
                 msgAppFlowPaused=self._map(lambda i: self._map(lambda j: False)),
                 inflights=self._map(lambda i: self._map(lambda j: frozenset())),
+                partitions=self._map(lambda i: 0),
                 constraintCounters=Counters(),
             )
         ]
@@ -1176,6 +1191,11 @@ class EtcdRaft(Spec):
         c = s.constraintCounters
         if not self._within(c.restart, self.RestartLimit):
             return None
+        return self._restarted(s, i)._replace(constraintCounters=c._replace(restart=c.restart + 1))
+
+    def _restarted(self, s: EtcdState, i: ServerId) -> EtcdState:
+        """etcdraft.tla's Restart(i), the MC counter aside (the action properties ask
+        whether a step is one)."""
         d = s.durableState[i]
         return s._replace(
             state=put(s.state, i, FOLLOWER),
@@ -1197,7 +1217,6 @@ class EtcdRaft(Spec):
             nextIndex=put(s.nextIndex, i, self._map(lambda j: 1)),
             inflights=put(s.inflights, i, self._map(lambda j: frozenset())),
             historyLog=put(s.historyLog, i, d.snapshotHistory + d.entries),
-            constraintCounters=c._replace(restart=c.restart + 1),
         )
 
     def _network_fault(
@@ -1220,9 +1239,50 @@ class EtcdRaft(Spec):
         """MCDropMessage: the network loses a message with one copy."""
         return self._network_fault(s, "drop", self.DropLimit, remove(s.messages, m))
 
+    # -- partitions (MCNextPartition) ----------------------------------------------
+    def _deliverable(self, s: EtcdState) -> Any:
+        """The messages ReceiveDirect may take: CanCommunicate(source, dest)."""
+        if self.PartitionLimit == 0:
+            return s.messages  # no partition is ever created (MCetcdraft.cfg's setting)
+        p = s.partitions
+        return [
+            m
+            for m in s.messages
+            if p[m.msource] == 0 or p[m.mdest] == 0 or p[m.msource] == p[m.mdest]
+        ]
+
+    @action(
+        over_state=lambda self, s: [
+            g for g in self._server_subsets() if g and len(g) < len(self.Server)
+        ]
+    )
+    def CreatePartition(self, s: EtcdState, group1: frozenset[ServerId]) -> EtcdState | None:
+        """MCCreatePartition(group1): group1 in partition 1, the others in 2.
+        etcdraft.tla drops ``CrossPartitionMessages``, computed from the partitions
+        before the step, which are all 0 (none may be active): it drops nothing, and
+        the messages between the groups wait, undeliverable, for HealPartition."""
+        c = s.constraintCounters
+        # The limit itself, not _within: a trace records no partitions.
+        if c.partition >= self.PartitionLimit or any(s.partitions.values()):
+            return None
+        if self.MaxPartitions < 2:
+            return None  # the assignment must lie in 1..MaxPartitions
+        return s._replace(
+            partitions=self._map(lambda i: 1 if i in group1 else 2),
+            constraintCounters=c._replace(partition=c.partition + 1),
+        )
+
+    @action
+    def HealPartition(self, s: EtcdState) -> EtcdState | None:
+        """MCHealPartition: every server can reach every other again."""
+        if not any(s.partitions.values()):
+            return None
+        return s._replace(partitions=self._map(lambda i: 0))
+
     # -- receiving ----------------------------------------------------------------
     @action(
-        over_state=lambda self, s: in_order(s.messages.keys()), actor=lambda self, s, m: m.mdest
+        over_state=lambda self, s: in_order(self._deliverable(s)),
+        actor=lambda self, s, m: m.mdest,
     )
     def Receive(self, s: EtcdState, m: Message) -> EtcdState | None:
         """ReceiveDirect(m) at m.mdest (the branches that are disjoint here)."""
@@ -1255,7 +1315,9 @@ class EtcdRaft(Spec):
 
     @action(
         over_state=lambda self, s: in_order(
-            m for m in s.messages if not isinstance(m, RVReq) and m.mterm > s.currentTerm[m.mdest]
+            m
+            for m in self._deliverable(s)
+            if not isinstance(m, RVReq) and m.mterm > s.currentTerm[m.mdest]
         ),
         actor=lambda self, s, m: m.mdest,
     )
@@ -1268,7 +1330,7 @@ class EtcdRaft(Spec):
     @action(
         over_state=lambda self, s: in_order(
             m
-            for m in s.messages
+            for m in self._deliverable(s)
             if isinstance(m, AEReq)
             and m.mterm == s.currentTerm[m.mdest]
             and s.state[m.mdest] == CANDIDATE
@@ -1284,7 +1346,7 @@ class EtcdRaft(Spec):
     @action(
         over_state=lambda self, s: in_order(
             m
-            for m in s.messages
+            for m in self._deliverable(s)
             if isinstance(m, (RVResp, AEResp))
             and m.msource != m.mdest
             and m.msource not in self._members(s, m.mdest)
@@ -1683,6 +1745,535 @@ class EtcdRaft(Spec):
         invariant for etcd#7280: a candidate counting votes with a configuration it
         has already replaced)."""
         return all(s.state[i] != CANDIDATE or not self._unapplied_config(s, i) for i in self.Server)
+
+    # -- the rest of MCetcdraft.cfg's INVARIANTS (etcdraft.tla's definitions) ------
+    def _sent(self, s: EtcdState) -> list[Message]:
+        """``DOMAIN messages \\union DOMAIN pendingMessages``."""
+        return [*s.messages, *s.pendingMessages]
+
+    @invariant
+    def ProbeNetworkMessageLimitInv(self, s: EtcdState) -> bool:
+        """In StateProbe at most one AppendEntries request (heartbeats included) from
+        the leader to the peer in the network (the copies counted)."""
+        for i, j in self._leader_pairs(s):
+            if i == j or s.progressState[i][j] != PROBE:
+                continue
+            sent = sum(
+                n
+                for m, n in s.messages.items()
+                if isinstance(m, AEReq) and m.msource == i and m.mdest == j
+            )
+            if sent > 1:
+                return False
+        return True
+
+    @invariant
+    def InflightsMonotonicInv(self, s: EtcdState) -> bool:
+        """A leader's non-empty inflights have max >= min (etcdraft.tla's sanity check:
+        the real constraint, monotonic Add() calls, is not a state invariant)."""
+        return all(
+            max(s.inflights[i][j]) >= min(s.inflights[i][j])
+            for i, j in self._leader_pairs(s)
+            if s.inflights[i][j]
+        )
+
+    @invariant
+    def ProgressStateTypeInv(self, s: EtcdState) -> bool:
+        """Every progress state is StateProbe, StateReplicate or StateSnapshot."""
+        return all(
+            s.progressState[i][j] in (PROBE, REPLICATE, SNAPSHOT)
+            for i in self.Server
+            for j in self.Server
+        )
+
+    @invariant
+    def SnapshotPendingInv(self, s: EtcdState) -> bool:
+        """In StateSnapshot a snapshot is pending."""
+        return all(
+            s.progressState[i][j] != SNAPSHOT or s.pendingSnapshot[i][j] > 0
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def SnapshotStateInv(self, s: EtcdState) -> bool:
+        """In StateSnapshot: no inflights, and a pending snapshot within the log."""
+        return all(
+            s.progressState[i][j] != SNAPSHOT
+            or (not s.inflights[i][j] and 0 < s.pendingSnapshot[i][j] <= last_index(s.log[i]))
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def InflightsAboveMatchInv(self, s: EtcdState) -> bool:
+        """Inflight indices lie in (Match, Next): above matchIndex (etcdraft.tla states
+        it twice; the same predicate as InflightsMatchIndexInv)."""
+        return self.InflightsMatchIndexInv(s)
+
+    @invariant
+    def ProbeOneInflightMaxInv(self, s: EtcdState) -> bool:
+        """In StateProbe at most one inflight (the same predicate as ProbeLimitInv)."""
+        return self.ProbeLimitInv(s)
+
+    @invariant
+    def SnapshotNoInflightsStrictInv(self, s: EtcdState) -> bool:
+        """In StateSnapshot exactly no inflights (as SnapshotInflightsInv)."""
+        return self.SnapshotInflightsInv(s)
+
+    @invariant
+    def AllMessageTermsValid(self, s: EtcdState) -> bool:
+        """No message carries a term above its sender's current term
+        (MessageTermsLtCurrentTerm of every message)."""
+        return all(m.mterm <= s.currentTerm[m.msource] for m in self._sent(s))
+
+    @invariant
+    def MessageIndexValidInv(self, s: EtcdState) -> bool:
+        """AppendEntries requests carry non-negative previous and commit indices."""
+        return all(
+            m.mprevLogIndex >= 0 and m.mcommitIndex >= 0
+            for m in self._sent(s)
+            if isinstance(m, AEReq)
+        )
+
+    @invariant
+    def StateMachineConsistency(self, s: EtcdState) -> bool:
+        """Any two servers agree on the entries both have committed."""
+        for a, b in self._pairs():
+            n = min(s.commitIndex[a], s.commitIndex[b])
+            if s.historyLog[a][:n] != s.historyLog[b][:n]:
+                return False
+        return True
+
+    @invariant
+    def CommitIndexBoundInv(self, s: EtcdState) -> bool:
+        """The commit index lies within the log."""
+        return all(s.commitIndex[i] <= last_index(s.log[i]) for i in self.Server)
+
+    @invariant
+    def LogTermMonotonic(self, s: EtcdState) -> bool:
+        """Terms never decrease along a log (LogTerm: 0 below the snapshot)."""
+        for i in self.Server:
+            lg = s.log[i]
+            terms = [log_term(lg, k) for k in range(1, last_index(lg) + 1)]
+            if any(x > y for x, y in pairwise(terms)):
+                return False
+        return True
+
+    @invariant
+    def CommittedEntriesTermInv(self, s: EtcdState) -> bool:
+        """Committed entries have positive terms."""
+        return all(
+            s.historyLog[i][k - 1].term > 0
+            for i in self.Server
+            for k in range(1, s.commitIndex[i] + 1)
+        )
+
+    @invariant
+    def PendingConfigBoundInv(self, s: EtcdState) -> bool:
+        """A leader's pending configuration index lies within its log."""
+        return all(
+            s.state[i] != LEADER or s.pendingConfChangeIndex[i] <= last_index(s.log[i])
+            for i in self.Server
+        )
+
+    @invariant
+    def LeaderLogLengthInv(self, s: EtcdState) -> bool:
+        """A leader's commit index lies within its log."""
+        return all(
+            s.state[i] != LEADER or s.commitIndex[i] <= last_index(s.log[i]) for i in self.Server
+        )
+
+    @invariant
+    def CurrentTermAtLeastLogTerm(self, s: EtcdState) -> bool:
+        """No snapshot or last entry has a term above the server's current term."""
+        return all(
+            s.log[i].snapshotTerm <= s.currentTerm[i]
+            and (not s.log[i].entries or s.log[i].entries[-1].term <= s.currentTerm[i])
+            for i in self.Server
+        )
+
+    @invariant
+    def CandidateVotedForSelfInv(self, s: EtcdState) -> bool:
+        """A candidate has voted for itself."""
+        return all(s.state[i] != CANDIDATE or s.votedFor[i] == i for i in self.Server)
+
+    @invariant
+    def DurableStateConsistency(self, s: EtcdState) -> bool:
+        """What is persisted is never ahead of the term and commit index in memory."""
+        return all(
+            s.durableState[i].currentTerm <= s.currentTerm[i]
+            and s.durableState[i].commitIndex <= s.commitIndex[i]
+            for i in self.Server
+        )
+
+    @invariant
+    def MessageEndpointsValidInv(self, s: EtcdState) -> bool:
+        """Every message goes between servers."""
+        servers = set(self.Server)
+        return all(m.msource in servers and m.mdest in servers for m in self._sent(s))
+
+    @invariant
+    def LeaderDurableTermInv(self, s: EtcdState) -> bool:
+        """A leader's term is persisted."""
+        return all(
+            s.state[i] != LEADER or s.durableState[i].currentTerm == s.currentTerm[i]
+            for i in self.Server
+        )
+
+    @invariant
+    def LogOffsetMinInv(self, s: EtcdState) -> bool:
+        """Log offsets start at 1."""
+        return all(s.log[i].offset >= 1 for i in self.Server)
+
+    @invariant
+    def SnapshotOffsetConsistencyInv(self, s: EtcdState) -> bool:
+        """The snapshot ends where the entries begin: snapshotIndex = offset - 1."""
+        return all(s.log[i].snapshotIndex == s.log[i].offset - 1 for i in self.Server)
+
+    @invariant
+    def SnapshotTermValidInv(self, s: EtcdState) -> bool:
+        """A snapshot has a positive term."""
+        return all(s.log[i].snapshotIndex <= 0 or s.log[i].snapshotTerm > 0 for i in self.Server)
+
+    @invariant
+    def SnapshotTermBoundInv(self, s: EtcdState) -> bool:
+        """A snapshot's term is not above the current term."""
+        return all(s.log[i].snapshotTerm <= s.currentTerm[i] for i in self.Server)
+
+    @invariant
+    def HistoryLogLengthInv(self, s: EtcdState) -> bool:
+        """The history log is as long as the log."""
+        return all(len(s.historyLog[i]) == last_index(s.log[i]) for i in self.Server)
+
+    @invariant
+    def SnapshotCommitConsistencyInv(self, s: EtcdState) -> bool:
+        """A snapshot covers committed entries only."""
+        return all(s.log[i].snapshotIndex <= s.commitIndex[i] for i in self.Server)
+
+    @invariant
+    def JointConfigNonEmptyInv(self, s: EtcdState) -> bool:
+        """A joint configuration has voters on both sides."""
+        return all(
+            not s.config[i].jointConfig[1] or bool(s.config[i].jointConfig[0]) for i in self.Server
+        )
+
+    @invariant
+    def SingleConfigOutgoingEmptyInv(self, s: EtcdState) -> bool:
+        """Outside a joint configuration the outgoing voters are empty (true by
+        IsJointConfig's definition, as in etcdraft.tla)."""
+        return all(
+            bool(s.config[i].jointConfig[1]) or not s.config[i].jointConfig[1] for i in self.Server
+        )
+
+    @invariant
+    def LearnersVotersDisjointInv(self, s: EtcdState) -> bool:
+        """No learner is a voter, incoming or outgoing (tracker.go's invariant)."""
+        return all(
+            not (s.config[i].learners & (s.config[i].jointConfig[0] | s.config[i].jointConfig[1]))
+            for i in self.Server
+        )
+
+    @invariant
+    def ConfigNonEmptyInv(self, s: EtcdState) -> bool:
+        """A server with a log whose last configuration entry is applied has voters."""
+        for i in self.Server:
+            k = last_config_index(s.historyLog[i])
+            applied = k == 0 or s.appliedConfigIndex[i] >= k
+            if last_index(s.log[i]) > 0 and applied and not s.config[i].jointConfig[0]:
+                return False
+        return True
+
+    @invariant
+    def PendingConfIndexValidInv(self, s: EtcdState) -> bool:
+        """A leader's pending (unapplied) configuration index is in its memory log."""
+        return all(
+            s.state[i] != LEADER
+            or s.pendingConfChangeIndex[i] <= s.applied[i]
+            or s.log[i].offset <= s.pendingConfChangeIndex[i] <= last_index(s.log[i])
+            for i in self.Server
+        )
+
+    @invariant
+    def NextIndexPositiveInv(self, s: EtcdState) -> bool:
+        """A leader's nextIndex is at least 1."""
+        return all(s.nextIndex[i][j] >= 1 for i, j in self._leader_pairs(s))
+
+    @invariant
+    def NextIndexBoundInv(self, s: EtcdState) -> bool:
+        """A leader's nextIndex is at most its last index + 1."""
+        return all(s.nextIndex[i][j] <= last_index(s.log[i]) + 1 for i, j in self._leader_pairs(s))
+
+    @invariant
+    def MatchIndexBoundInv(self, s: EtcdState) -> bool:
+        """A leader's matchIndex (itself included) is within its log."""
+        return all(s.matchIndex[i][j] <= last_index(s.log[i]) for i, j in self._leader_pairs(s))
+
+    @invariant
+    def PendingSnapshotBoundInv(self, s: EtcdState) -> bool:
+        """A pending snapshot lies within the leader's log."""
+        return all(
+            s.pendingSnapshot[i][j] <= last_index(s.log[i]) for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def SnapshotMsgIndexValidInv(self, s: EtcdState) -> bool:
+        """A snapshot message's index is at most its sender's applied index."""
+        return all(
+            m.msnapshotIndex <= s.applied[m.msource]
+            for m in self._sent(s)
+            if isinstance(m, SnapReq)
+        )
+
+    @invariant
+    def SnapshotMsgTermValidInv(self, s: EtcdState) -> bool:
+        """A snapshot message's term is positive and at most the message's term."""
+        return all(0 < m.msnapshotTerm <= m.mterm for m in self._sent(s) if isinstance(m, SnapReq))
+
+    @invariant
+    def AppendEntriesPrevIndexNonNegInv(self, s: EtcdState) -> bool:
+        """AppendEntries requests carry a non-negative previous index."""
+        return all(m.mprevLogIndex >= 0 for m in self._sent(s) if isinstance(m, AEReq))
+
+    @invariant
+    def AppendEntriesCommitBoundInv(self, s: EtcdState) -> bool:
+        """AppendEntries requests carry a non-negative commit index."""
+        return all(m.mcommitIndex >= 0 for m in self._sent(s) if isinstance(m, AEReq))
+
+    @invariant
+    def VoteRequestLogIndexNonNegInv(self, s: EtcdState) -> bool:
+        """Vote requests carry a non-negative last log index."""
+        return all(m.mlastLogIndex >= 0 for m in self._sent(s) if isinstance(m, RVReq))
+
+    @invariant
+    def VoteRequestLogTermNonNegInv(self, s: EtcdState) -> bool:
+        """Vote requests carry a non-negative last log term."""
+        return all(m.mlastLogTerm >= 0 for m in self._sent(s) if isinstance(m, RVReq))
+
+    @invariant
+    def AppendEntriesTermConsistentInv(self, s: EtcdState) -> bool:
+        """No entry an AppendEntries request carries has a term above the request's."""
+        return all(
+            e.term <= m.mterm for m in self._sent(s) if isinstance(m, AEReq) for e in m.mentries
+        )
+
+    @invariant
+    def SnapshotMsgIndexPositiveInv(self, s: EtcdState) -> bool:
+        """A snapshot message's index is positive."""
+        return all(m.msnapshotIndex > 0 for m in self._sent(s) if isinstance(m, SnapReq))
+
+    @invariant
+    def ResponseTermPositiveInv(self, s: EtcdState) -> bool:
+        """Vote and AppendEntries responses carry a positive term."""
+        return all(m.mterm > 0 for m in self._sent(s) if isinstance(m, RVResp | AEResp))
+
+    @invariant
+    def InflightsOnlyInReplicateInv(self, s: EtcdState) -> bool:
+        """Only StateReplicate has inflights."""
+        return all(
+            s.progressState[i][j] == REPLICATE or not s.inflights[i][j]
+            for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def InflightsBelowNextInv(self, s: EtcdState) -> bool:
+        """Inflight indices lie below nextIndex."""
+        return all(
+            all(x < s.nextIndex[i][j] for x in s.inflights[i][j]) for i, j in self._leader_pairs(s)
+        )
+
+    @invariant
+    def TermPositiveInv(self, s: EtcdState) -> bool:
+        """Terms are non-negative (as etcdraft.tla states it)."""
+        return all(s.currentTerm[i] >= 0 for i in self.Server)
+
+    @invariant
+    def LeaderTermPositiveInv(self, s: EtcdState) -> bool:
+        """A leader's term is positive."""
+        return all(s.state[i] != LEADER or s.currentTerm[i] > 0 for i in self.Server)
+
+    @invariant
+    def CandidateTermPositiveInv(self, s: EtcdState) -> bool:
+        """A candidate's term is positive."""
+        return all(s.state[i] != CANDIDATE or s.currentTerm[i] > 0 for i in self.Server)
+
+    @invariant
+    def VotesGrantedSubsetInv(self, s: EtcdState) -> bool:
+        """A candidate's granted votes are among its responses."""
+        return all(
+            s.state[i] != CANDIDATE or s.votesGranted[i] <= s.votesResponded[i] for i in self.Server
+        )
+
+    def _uncommitted_leave_joints(self, s: EtcdState, i: ServerId) -> list[int]:
+        """The indices of i's uncommitted, available entries that leave a joint
+        configuration."""
+        lg = s.log[i]
+        return [
+            k
+            for k in range(max(s.commitIndex[i] + 1, lg.offset), last_index(lg) + 1)
+            if lg.entries[k - lg.offset].type == CONFIG_ENTRY
+            and isinstance(lg.entries[k - lg.offset].value, LeaveVal)
+            and lg.entries[k - lg.offset].value.leaveJoint
+        ]
+
+    def _joint_leaders(self, s: EtcdState) -> list[ServerId]:
+        return [i for i in self.Server if s.state[i] == LEADER and s.config[i].jointConfig[1]]
+
+    @invariant
+    def SinglePendingLeaveJointInv(self, s: EtcdState) -> bool:
+        """A leader in an auto-leaving joint configuration has at most one
+        uncommitted leave-joint entry (etcd/raft bd3c759)."""
+        return all(
+            not s.config[i].autoLeave or len(self._uncommitted_leave_joints(s, i)) <= 1
+            for i in self._joint_leaders(s)
+        )
+
+    @invariant
+    def PendingConfIndexAutoLeaveInv(self, s: EtcdState) -> bool:
+        """A joint leader's pending configuration index covers its first uncommitted
+        leave-joint entry (etcd/raft bd3c759)."""
+        for i in self._joint_leaders(s):
+            leaves = self._uncommitted_leave_joints(s, i)
+            if leaves and s.pendingConfChangeIndex[i] < min(leaves):
+                return False
+        return True
+
+    @invariant
+    def AppliedBoundInv(self, s: EtcdState) -> bool:
+        """Nothing is applied beyond the commit index."""
+        return all(s.applied[i] <= s.commitIndex[i] for i in self.Server)
+
+    @invariant
+    def MessageDestinationValidInv(self, s: EtcdState) -> bool:
+        """Every message goes between servers (as MessageEndpointsValidInv)."""
+        return self.MessageEndpointsValidInv(s)
+
+    @invariant
+    def AppliedConfigBoundInv(self, s: EtcdState) -> bool:
+        """No configuration is applied beyond the commit index."""
+        return all(s.appliedConfigIndex[i] <= s.commitIndex[i] for i in self.Server)
+
+    @invariant
+    def VotedForConsistencyInv(self, s: EtcdState) -> bool:
+        """A vote goes to a server."""
+        servers = set(self.Server)
+        return all(s.votedFor[i] is None or s.votedFor[i] in servers for i in self.Server)
+
+    @invariant
+    def LeaderCurrentTermEntriesInv(self, s: EtcdState) -> bool:
+        """Every available entry of the leader's term, on any server, is in the
+        leader's memory log with that term."""
+        for leader in self.Server:
+            if s.state[leader] != LEADER:
+                continue
+            term, own = s.currentTerm[leader], s.log[leader]
+            for other in self.Server:
+                lg = s.log[other]
+                for k, e in enumerate(lg.entries, start=lg.offset):
+                    if e.term != term:
+                        continue
+                    if not own.offset <= k <= last_index(own):
+                        return False
+                    if own.entries[k - own.offset].term != term:
+                        return False
+        return True
+
+    @invariant
+    def RequestVoteTermBoundInv(self, s: EtcdState) -> bool:
+        """A vote request has a positive term, and its last log term is not above it."""
+        return all(
+            m.mterm > 0 and m.mlastLogTerm <= m.mterm for m in self._sent(s) if isinstance(m, RVReq)
+        )
+
+    @invariant
+    def AppendEntriesResponseTermInv(self, s: EtcdState) -> bool:
+        """AppendEntries responses carry a positive term."""
+        return all(m.mterm > 0 for m in self._sent(s) if isinstance(m, AEResp))
+
+    @invariant
+    def TermNeverZeroInLogInv(self, s: EtcdState) -> bool:
+        """No entry in a memory log has term 0."""
+        return all(e.term > 0 for i in self.Server for e in s.log[i].entries)
+
+    # -- MCetcdraft.cfg's PROPERTIES: action properties ([][A]_mc_vars) -------------
+    def _is_restart(self, s: EtcdState, t: EtcdState) -> bool:
+        """``\\E i \\in Server: Restart(i)`` of the step s -> t: etcdraft.tla's Restart,
+        so the MC counter is not compared."""
+        for i in self.Server:
+            d = s.durableState[i]
+            if t.state[i] != FOLLOWER or t.currentTerm[i] != d.currentTerm:
+                continue  # cheap necessary conditions first: most steps are not restarts
+            after = self._restarted(s, i)._replace(constraintCounters=t.constraintCounters)
+            if strict_equal(after, t):
+                return True
+        return False
+
+    def _is_become_leader(self, s: EtcdState, t: EtcdState) -> bool:
+        """``\\E i \\in Server: BecomeLeader(i)`` of the step s -> t."""
+        for i in self.Server:
+            if s.state[i] != CANDIDATE or t.state[i] != LEADER:
+                continue
+            after = self.BecomeLeader(s, i)
+            if after is not None and strict_equal(after, t):
+                return True
+        return False
+
+    @action_property
+    def MonotonicCommitIndexProp(self, s: EtcdState, t: EtcdState) -> bool:
+        """No commit index decreases, but in a restart."""
+        if all(t.commitIndex[i] >= s.commitIndex[i] for i in self.Server):
+            return True
+        return self._is_restart(s, t)
+
+    @action_property
+    def MonotonicTermProp(self, s: EtcdState, t: EtcdState) -> bool:
+        """No term decreases, but in a restart."""
+        if all(t.currentTerm[i] >= s.currentTerm[i] for i in self.Server):
+            return True
+        return self._is_restart(s, t)
+
+    @action_property
+    def MonotonicMatchIndexProp(self, s: EtcdState, t: EtcdState) -> bool:
+        """No matchIndex of a server tracked before and after decreases, but when a
+        server becomes leader or restarts."""
+        for i in self.Server:
+            before, after = s.config[i], t.config[i]
+            tracked = (
+                (before.jointConfig[0] | before.jointConfig[1] | before.learners)
+                & (after.jointConfig[0] | after.jointConfig[1] | after.learners)
+            )  # fmt: skip
+            if any(t.matchIndex[i][j] < s.matchIndex[i][j] for j in tracked):
+                return self._is_become_leader(s, t) or self._is_restart(s, t)
+        return True
+
+    @action_property
+    def LeaderCommitCurrentTermLogsProp(self, s: EtcdState, t: EtcdState) -> bool:
+        """A leader moves its commit index only to an entry of its current term."""
+        return all(
+            t.state[i] != LEADER
+            or s.commitIndex[i] == t.commitIndex[i]
+            or t.historyLog[i][t.commitIndex[i] - 1].term == t.currentTerm[i]
+            for i in self.Server
+        )
+
+    @action_property
+    def LeaderAppendOnlyProp(self, s: EtcdState, t: EtcdState) -> bool:
+        """A server leading before and after the step only appends to its log."""
+        for i in self.Server:
+            if s.state[i] != LEADER or t.state[i] != LEADER:
+                continue
+            n = last_index(s.log[i])
+            if last_index(t.log[i]) < n or t.historyLog[i][:n] != s.historyLog[i][:n]:
+                return False
+        return True
+
+    @action_property
+    def CommittedEntriesPersistProp(self, s: EtcdState, t: EtcdState) -> bool:
+        """Committed entries stay in every history log, but in a restart."""
+        if all(
+            t.historyLog[i][: s.commitIndex[i]] == s.historyLog[i][: s.commitIndex[i]]
+            for i in self.Server
+        ):
+            return True
+        return self._is_restart(s, t)
 
 
 # Specula's traces of etcd/raft (Traceetcdraft.tla's reading of them), for
