@@ -10,8 +10,10 @@ port, with the same constants, and prints both counts (they must agree)::
     SPECULA_CASE_STUDIES=/path/to/specula-case-studies python -m bench.etcd_tlc [NAME...]
 
 The case study's files are copied into a temporary folder, never into this project.
-Each configuration starts from MCetcdraft.cfg with the limits below replaced (the
-parts the port refuses switched off) and the first invariants only.
+Each configuration starts from MCetcdraft.cfg with the limits below replaced and the
+table's twenty invariants only; ``--full NAME...`` keeps the cfg's INVARIANTS and
+PROPERTIES as they stand and compares verdicts (mcheck checks all of its own), and
+``--speed [ROUNDS]`` is the speed row of ``make bench``.
 """
 
 from __future__ import annotations

@@ -24,18 +24,16 @@ from checker.explore.result import Verdict
 #: name -> (constants, symmetry, TLC's distinct states and depth with the table's
 #: invariants, and TLC's verdict with every INVARIANT and PROPERTY of MCetcdraft.cfg:
 #: None where all hold (the same counts), else the property and the length in actions
-#: of TLC's counterexample), from ``python -m bench.etcd_tlc`` and ``--full``.
+#: of TLC's counterexample), from ``python -m bench.etcd_tlc`` and ``--full``.  The
+#: drop and ReportUnreachable rows of docs/specs/etcd-raft.md are left to the bench
+#: (the suite's time).
 TLC: dict[str, tuple[dict[str, Any], bool, int, int, tuple[str, int] | None]] = {
     "defaults": ({}, False, 4757, 32, None),
     "one request": ({"RequestLimit": 1}, False, 10337, 33, None),
     "one restart": ({"RestartLimit": 1}, False, 17483, 36, None),
-    "one drop": ({"DropLimit": 1}, False, 12163, 35, None),
     # A duplicated probe: two AppendEntries requests in flight in StateProbe.
     "one duplicate": (
         {"DuplicateLimit": 1}, False, 11321, 33, ("ProbeNetworkMessageLimitInv", 12)
-    ),
-    "report unreachable": (
-        {"RequestLimit": 1, "ReportUnreachableLimit": 1}, False, 26561, 34, None
     ),
     # etcdraft.tla's CreatePartition drops no message (see the spec's docstring).
     "one partition": ({"PartitionLimit": 1}, False, 19028, 34, None),
