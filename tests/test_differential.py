@@ -30,7 +30,7 @@ FUSSY = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.
 # No shrinking: an example takes a second, and a failure prints the spec's source.
 @settings(
     suppress_health_check=FUSSY,
-    max_examples=300,
+    max_examples=200,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 @given(data=st.data(), pilot_states=st.sampled_from([2, 40, 3000]))
