@@ -154,11 +154,8 @@ def story_properties(instance: Spec, properties: tuple[str, ...]) -> tuple[list[
     told = type(instance).story_for(instance.variant)
     if told is None or properties:
         return list(properties), ""
-    chose = [f"{k}={show(instance.constant_values[k])}" for k in told.constants]
-    chose += list(told.check)
-    about = f"{told.about}: " if told.about else ""
     line = (
-        f"the report's story ({about}{', '.join(chose)}); "
+        f"the report's story ({_story_text(told)}); "
         "--invariant all checks every property, --const overrides a constant"
     )
     return list(told.check), line
