@@ -13,6 +13,7 @@ times ``mcheck validate`` on a 12,055-event log of a real pysyncobj run.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ class Row:
     #: False: --no-cache (the plain expansion: what a spec the fast engine does not
     #: serve, such as one with frozen dataclass states, runs at).
     cache: bool = True
-    #: Also time the spec's own code alone over the reachable states (bench.one).
+    #: Also time the spec's own code alone over the reachable states (bench.one), and
+    #: the row again with the Python value core (MCHECK_PURE=1, issue 47).
     spec_alone: bool = False
 
 
@@ -206,10 +208,11 @@ ROWS = [
         )
     ],
     # The TLA+ Examples corpus (TLC's published counts; see docs/tla-mapping.md).
-    Row("TLA+ Examples: SimpleRegular N=8", "simple_regular", {}),
+    Row("TLA+ Examples: SimpleRegular N=8", "simple_regular", {}, spec_alone=True),
     Row("TLA+ Examples: MultiPaxos small (symmetry)", "multipaxos", {}, symmetry=True, long=True),
-    Row("TLA+ Examples: LamportMutex N=3", "lamport_mutex", {}, long=True),
-    Row("TLA+ Examples: PaxosCommit", "paxos_commit", {}, long=True),
+    Row("TLA+ Examples: MultiPaxos small", "multipaxos", {}, long=True, spec_alone=True),
+    Row("TLA+ Examples: LamportMutex N=3", "lamport_mutex", {}, long=True, spec_alone=True),
+    Row("TLA+ Examples: PaxosCommit", "paxos_commit", {}, long=True, spec_alone=True),
     # The scale row of issue 13 (TLC: 13,917,205 distinct, 202,605,169 generated; depth
     # 42 with 1 worker in 2,217 s here, 43 with 2 workers, whose BFS is not level-strict):
     # run it alone, `python -m bench SCALE`.
@@ -232,8 +235,9 @@ ROWS = [
 ]
 
 
-def run_row(row: Row) -> dict[str, float]:
-    """Run one row in a fresh interpreter and return its figures."""
+def run_row(row: Row, pure: bool = False) -> dict[str, float]:
+    """Run one row in a fresh interpreter and return its figures (``pure``: with the
+    Python value core, MCHECK_PURE=1, and without the spec-alone timing)."""
     job = {
         "spec": row.spec,
         "variant": row.variant,
@@ -244,18 +248,21 @@ def run_row(row: Row) -> dict[str, float]:
         "invariants": list(row.invariants),
         "cluster": row.cluster,
         "cache": row.cache,
-        "spec_alone": row.spec_alone,
+        "spec_alone": row.spec_alone and not pure,
     }
     cmd = [sys.executable, "-m", "bench.one", json.dumps(job)]
+    env = {**os.environ, "MCHECK_PURE": "1" if pure else "0"}
     # A session of its own, so the row is not charged for our terminal's signals or load.
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, start_new_session=True)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, start_new_session=True, env=env
+    )
     data: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     return data
 
 
-def median_row(row: Row, rounds: int) -> dict[str, float]:
+def median_row(row: Row, rounds: int, pure: bool = False) -> dict[str, float]:
     """Run a row ``rounds`` times; the run with the median time (all its figures)."""
-    runs = sorted((run_row(row) for _ in range(rounds)), key=lambda d: d["seconds"])
+    runs = sorted((run_row(row, pure) for _ in range(rounds)), key=lambda d: d["seconds"])
     return runs[len(runs) // 2]
 
 
@@ -293,6 +300,7 @@ def main(argv: list[str]) -> None:
         "baseline gen/s",
         "vs baseline",
         "vs spec code alone",
+        "Python core s (C speedup)",
         "vs one process",
     ):
         table.add_column(col, justify="left" if col == "benchmark" else "right")
@@ -321,6 +329,13 @@ def main(argv: list[str]) -> None:
         if "spec_alone_seconds" in d and d["spec_alone_seconds"] > 0:
             # >1: faster than the spec's own code runs without any engine (caches).
             alone = f"{d['spec_alone_seconds'] / secs:.2f}x"
+        pure_core = ""
+        if row.spec_alone:
+            # The same row with the Python value core (issue 47), in its own process.
+            p = median_row(row, rounds, pure=True)
+            pure_core = f"{p['seconds']:,.1f} ({p['seconds'] / secs:.2f}x)" if secs else ""
+            if (p["distinct"], p["generated"]) != (d["distinct"], d["generated"]):
+                pure_core += " (COUNTS DIFFER)"
         key = row.spec + json.dumps(row.consts, sort_keys=True)
         spread = row.workers > 1 or row.cluster is not None
         versus = ""
@@ -357,6 +372,7 @@ def main(argv: list[str]) -> None:
             base,
             ratio,
             alone,
+            pure_core,
             versus,
         )
     console.print(table)

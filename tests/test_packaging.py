@@ -93,6 +93,9 @@ def test_every_module_of_the_tree_is_in_the_wheel_and_the_sdist(
     assert sorted(modules - in_wheel) == [], "modules the wheel lacks"
     assert sorted(modules - in_sdist) == [], "modules the sdist lacks"
     assert "checker/py.typed" in in_wheel
+    # The C value core (issue 47): compiled into the wheel, its source in the sdist.
+    assert [n for n in in_wheel if n.startswith("checker/values/_native.") and n.endswith(".so")]
+    assert "checker/values/_native.c" in in_sdist
 
 
 def test_sdist_carries_licence_and_metadata(sdist: Path) -> None:

@@ -2,9 +2,12 @@
 
 Why not ``hash()``: ``str`` hashes are salted per process, so two runs (or two worker
 processes) would disagree.  Why not ``pickle``: it memoises objects by identity, so
-two equal values can pickle to different bytes.  Instead a value is first turned into
-a canonical nested tuple of plain atoms (sets and maps sorted, model values renamed by
-the symmetry permutation in force), whose ``repr`` is hashed with BLAKE2b to 64 bits.
+two equal values can pickle to different bytes.  Instead a value's fingerprint is
+computed from its kind and parts (:mod:`checker.values.hash64`: sets and maps as
+commutative sums, model values renamed by the symmetry permutation in force), in C
+where the value core is built (:mod:`checker.values.native`), else in Python: the
+same numbers.  The canonical encoding (:func:`encode`, nested tuples of atoms) stays
+for what needs an order or a key: sorting, symmetry's canonical form, checkpoints.
 
 A state's fingerprint is the sum mod 2^64 of one *term* per variable: the value's
 fingerprint mixed with the variable's position (:func:`variable_term`); a map's term
@@ -26,11 +29,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Mapping
-from hashlib import blake2b
 from typing import Any
 
 import immutables
 
+from checker.values import hash64 as _h
 from checker.values.kinds import (
     PBAG_TYPE,
     PMAP_TYPE,
@@ -57,7 +60,9 @@ _MASK64 = (1 << 64) - 1
 #: 2: every kind tagged (issue 41): a tuple never spells a set, a record, a map or a
 #: bag, a string never spells a model value or an enum member, and the map and set
 #: kinds (Map, pmap; frozenset, pset) and tuple and pvector are told apart.
-FINGERPRINT_VERSION = 2
+#: 3: a structural 64-bit hash (:mod:`checker.values.hash64`, issue 47) instead of
+#: BLAKE2b of the encoding's text, the same in C and in Python.
+FINGERPRINT_VERSION = 3
 
 # The encoding: atoms (int, bool, str, None) stand for themselves; every other kind is
 # a tuple whose first item is a bytes tag.  States never hold bytes (the value model
@@ -232,10 +237,119 @@ def bad_value_message(
     return f"{spec}: a state holds {exc}"
 
 
-def fingerprint(v: Any, ren: Renaming = None) -> int:
-    """64-bit fingerprint of a value (after renaming): BLAKE2b of its canonical text."""
-    text = repr(encode(v, ren)).encode()
-    return int.from_bytes(blake2b(text, digest_size=8).digest(), "little")
+# The reference fingerprint (version 3, :mod:`checker.values.hash64`): one hasher per
+# type, as the encoders above; :mod:`checker.values._native` computes the same numbers.
+def _fp_inline(x: Any, ren: Renaming) -> int:
+    t = type(x)
+    if t is int:
+        return _h.int_hash(x)
+    if t is ModelValue:
+        return ren.get(x, x).fp if ren else x.fp  # type: ignore[no-any-return]
+    hasher = _HASHERS.get(t)
+    if hasher is None:
+        hasher = _hasher_for(t)
+    return hasher(x, ren)
+
+
+def _chain(h: int, items: Iterable[Any], ren: Renaming) -> int:
+    n = 0
+    for x in items:
+        h = _h.step(h, _fp_inline(x, ren))
+        n += 1
+    return _h.step(h, n)
+
+
+def _set_fp(start: int, members: Iterable[Any], ren: Renaming) -> int:
+    total = n = 0
+    for x in members:
+        total += _h.set_term(_fp_inline(x, ren))
+        n += 1
+    return _h.close(start, total, n)
+
+
+def _map_fp(start: int, items: Iterable[tuple[Any, Any]], ren: Renaming) -> int:
+    total = n = 0
+    for k, x in items:
+        total += _h.map_term(_fp_inline(k, ren), _fp_inline(x, ren))
+        n += 1
+    return _h.close(start, total, n)
+
+
+def _bag_fp(v: Any, ren: Renaming) -> int:
+    total = n = 0
+    for x, count in _items(v._counts):
+        total += _h.bag_term(_fp_inline(x, ren), _h.int_hash(count))
+        n += 1
+    return _h.close(_h.S_BAG, total, n)
+
+
+_HASHERS: dict[type, Callable[[Any, Renaming], int]] = {
+    int: lambda v, ren: _h.int_hash(v),
+    bool: lambda v, ren: _h.step(_h.S_BOOL, 1 if v else 0),
+    str: lambda v, ren: _h.str_hash(v),
+    type(None): lambda v, ren: _h.S_NONE,
+    ModelValue: lambda v, ren: ren.get(v, v).fp if ren else v.fp,
+    tuple: lambda v, ren: _chain(_h.S_TUPLE, v, ren),
+    PVECTOR_TYPE: lambda v, ren: _chain(_h.S_PVECTOR, v, ren),
+    frozenset: lambda v, ren: _set_fp(_h.S_FROZENSET, v, ren),
+    PSET_TYPE: lambda v, ren: _set_fp(_h.S_PSET, [k for k, _ in _items(v._map)], ren),
+    immutables.Map: lambda v, ren: _map_fp(_h.S_MAP, v.items(), ren),
+    PMAP_TYPE: lambda v, ren: _map_fp(_h.S_PMAP, _items(v), ren),
+    PBAG_TYPE: _bag_fp,
+}
+
+
+def _hasher_for(t: type) -> Callable[[Any, Renaming], int]:
+    """The hasher of a type met for the first time (records and enums: per class);
+    a type states cannot hold is refused by name."""
+    kind = kind_of(t)
+    hasher: Callable[[Any, Renaming], int]
+    if kind is Kind.NAMEDTUPLE:
+        start = _h.record_seed(_h.S_RECORD, qualified_name(t))
+
+        def hasher(v: Any, ren: Renaming) -> int:
+            return _chain(start, v, ren)
+
+    elif kind is Kind.DATACLASS:
+        dstart = _h.record_seed(_h.S_DATACLASS, qualified_name(t))
+        names = record_fields(t)
+
+        def hasher(v: Any, ren: Renaming) -> int:
+            return _chain(dstart, [getattr(v, n) for n in names], ren)
+
+    elif kind is Kind.ENUM:
+        cls = qualified_name(t)
+
+        def hasher(v: Any, ren: Renaming) -> int:
+            return _h.named_hash(_h.S_ENUM, cls, v.name)
+
+    else:  # (every other kind is in _HASHERS from the start)
+        raise AssertionError(f"no hasher for kind {kind.name}")
+    _HASHERS[t] = hasher
+    return hasher
+
+
+def fingerprint_pure(v: Any, ren: Renaming = None) -> int:
+    """64-bit fingerprint of a value (after renaming), computed in Python: the
+    reference :mod:`checker.values._native` is tested against."""
+    return _fp_inline(v, ren)
+
+
+def _native_or_pure() -> tuple[Callable[[Any, Renaming], int], Any]:
+    """The native fingerprint where the extension is built and MCHECK_PURE is not
+    set, else the reference (with one warning when the extension is missing)."""
+    from checker.values.native import NATIVE
+
+    if NATIVE is None:
+        return fingerprint_pure, None
+    return NATIVE.fingerprint, NATIVE
+
+
+_fingerprint, _NATIVE = _native_or_pure()
+
+#: 64-bit fingerprint of a value (after renaming): :mod:`checker.values.hash64`'s
+#: structural hash (:func:`fingerprint_pure`), in C where the extension is built.
+fingerprint: Callable[..., int] = _fingerprint
 
 
 def sort_key(v: Any) -> str:
@@ -258,7 +372,7 @@ def collision_probability(distinct: int, generated: int) -> float:
     return distinct * max(0, generated - distinct) / float(1 << 64)
 
 
-def mix(fp: int, position: int) -> int:
+def mix_pure(fp: int, position: int) -> int:
     """A variable's fingerprint made specific to its position in the state (so values
     swapped between two variables change the state's fingerprint): a SplitMix64
     finaliser over the value's fingerprint xor a per-position key."""
@@ -268,11 +382,11 @@ def mix(fp: int, position: int) -> int:
     return z ^ (z >> 31)
 
 
-def entry_term(position: int, key_fp: int, value_fp: int) -> int:
+def entry_term_pure(position: int, key_fp: int, value_fp: int) -> int:
     """The term of one entry of a map-valued variable: a state's fingerprint adds up
     its maps' entries one by one, so an action that changes one server's entry changes
     one term (and the fast engine can track entries separately)."""
-    return mix((key_fp * 0x9E3779B97F4A7C15 + value_fp) & _MASK64, position)
+    return mix_pure((key_fp * 0x9E3779B97F4A7C15 + value_fp) & _MASK64, position)
 
 
 def map_tag(position: int, kind: Kind = Kind.MAP) -> int:
@@ -289,10 +403,31 @@ def set_tag(position: int, kind: Kind = Kind.FROZENSET) -> int:
     return mix(salt, position + 8192)
 
 
-def element_term(position: int, element_fp: int) -> int:
+def element_term_pure(position: int, element_fp: int) -> int:
     """The term of one element of a set-valued variable: like a map's entries, a set's
     elements add up one by one, so adding a message to a large set changes one term."""
-    return mix(element_fp, position + 12288)
+    return mix_pure(element_fp, position + 12288)
+
+
+#: A variable's, an entry's and an element's term (the functions above), in C where the
+#: value core is built: the same numbers.
+mix: Callable[[int, int], int] = _NATIVE.mix if _NATIVE is not None else mix_pure
+entry_term: Callable[[int, int, int], int] = (
+    _NATIVE.entry_term if _NATIVE is not None else entry_term_pure
+)
+element_term: Callable[[int, int], int] = (
+    _NATIVE.element_term if _NATIVE is not None else element_term_pure
+)
+
+
+def _fingerprints_pure(v: Any, rens: list[Renaming]) -> tuple[int, ...]:
+    return tuple(fingerprint_pure(v, r) for r in rens)
+
+
+#: A value's fingerprint under each of a list of renamings.
+fingerprints: Callable[[Any, list[Renaming]], tuple[int, ...]] = (
+    _NATIVE.fingerprints if _NATIVE is not None else _fingerprints_pure
+)
 
 
 def variable_term(position: int, value: Any, ren: Renaming = None) -> int:
@@ -427,6 +562,10 @@ class TermCalculator:
     def scalar_term(self, position: int, value: Any) -> int:
         """The term of a variable holding ``value``, not a set or map (remembered,
         and trusted only for a strictly equal value, as :meth:`fps` is)."""
+        if _NATIVE is not None:
+            # In C a value is fingerprinted faster than a memo finds it (a Python
+            # hash, an == and a strict comparison): nothing is remembered.
+            return self._scalar(position, value)
         t = type(value)
         key = (position, t, value)
         try:
@@ -455,11 +594,13 @@ class TermCalculator:
         The memo is found by hash and ``==`` and trusted only for a strictly equal
         value (:func:`checker.values.strict.strict_equal`): ``(True,)`` must not get the
         fingerprint remembered for ``(1,)``, nor ``Pong(0, 0)`` that of ``Ping(0, 0)``."""
+        if _NATIVE is not None:
+            return fingerprints(x, self.rens)  # (faster than the memo: see scalar_term)
         key = (type(x), x)  # (never compares values of two types: pbag's == raises)
         try:
             got = self.memo.get(key)
         except TypeError:  # == refused inside (a pbag beside another kind): not kept
-            return tuple(fingerprint(x, r) for r in self.rens)
+            return fingerprints(x, self.rens)
         if got is not None:
             rep, fps = got
             if rep is x:
@@ -470,8 +611,8 @@ class TermCalculator:
                 self.memo[key] = (x, fps)
                 return fps
             # Equal in Python, another value: computed, and not remembered.
-            return tuple(fingerprint(x, r) for r in self.rens)
-        fps = tuple(fingerprint(x, r) for r in self.rens)
+            return fingerprints(x, self.rens)
+        fps = fingerprints(x, self.rens)
         if len(self.memo) >= MEMO_SIZE:
             self.memo.clear()
         with contextlib.suppress(TypeError):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from checker.values.hash64 import S_MODEL, named_hash
+
 
 class ModelValue:
     """One named atom of a symmetric set, e.g. server ``s2`` of ``Server``.
@@ -20,7 +22,7 @@ class ModelValue:
     groups.
     """
 
-    __slots__ = ("__weakref__", "group", "index", "name", "token")
+    __slots__ = ("__weakref__", "fp", "group", "index", "name", "token")
     _interned: ClassVar[dict[tuple[str, str], ModelValue]] = {}
 
     name: str
@@ -30,6 +32,8 @@ class ModelValue:
     #: atoms whose repr is computed in C, tagged with bytes (which no state value is)
     #: so that no string or tuple a spec holds spells a model value.
     token: tuple[bytes, str, str]
+    #: Its fingerprint (:mod:`checker.values.hash64`: group and name), computed once.
+    fp: int
 
     def __new__(cls, name: str, group: str = "", index: int = 0) -> ModelValue:
         known = cls._interned.get((group, name))
@@ -44,6 +48,7 @@ class ModelValue:
         object.__setattr__(self, "group", group)
         object.__setattr__(self, "index", index)
         object.__setattr__(self, "token", (b"@", group, name))
+        object.__setattr__(self, "fp", named_hash(S_MODEL, group, name))
         cls._interned[(group, name)] = self
         return self
 

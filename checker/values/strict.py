@@ -14,6 +14,7 @@ and a pmap (an action may tell them apart, so an engine must too).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import is_
 from typing import Any
 
@@ -29,13 +30,14 @@ from checker.values.kinds import (
     record_fields,
 )
 from checker.values.modelvalue import ModelValue
+from checker.values.native import NATIVE
 
 _MISSING: Any = object()
 #: Exact types whose values are equal once their types are and Python says so.
 _ATOMS: frozenset[type] = frozenset({int, str, bool, type(None), ModelValue})
 
 
-def strict_equal(a: Any, b: Any) -> bool:
+def strict_equal_pure(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are the same value (:mod:`checker.values.kinds`): of the
     same kind at every level (records and enums: of the same class), equal atoms, the
     same fields, the same elements and entries (paired by type and value, then
@@ -84,7 +86,7 @@ def _items_equal(xs: Any, ys: Any) -> bool:
         if tx in _ATOMS:
             if x != y:
                 return False
-        elif not strict_equal(x, y):
+        elif not strict_equal_pure(x, y):
             return False
     return True
 
@@ -98,7 +100,7 @@ def _same(a: Any, b: Any, kind: Kind) -> bool:
         partner = _partners(list(b.keys()))
         for k, v in a.items():
             key = partner(k)
-            if key is _MISSING or not strict_equal(v, b[key]):
+            if key is _MISSING or not strict_equal_pure(v, b[key]):
                 return False
         return True
     if kind in SET_KINDS:
@@ -130,7 +132,7 @@ def _partners(members: list[Any]) -> Any:
     a map's values), by a scan."""
 
     def scan(x: Any) -> Any:
-        return next((m for m in members if strict_equal(x, m)), _MISSING)
+        return next((m for m in members if strict_equal_pure(x, m)), _MISSING)
 
     try:
         index = {(type(m), m): m for m in members}
@@ -142,6 +144,13 @@ def _partners(members: list[Any]) -> Any:
             y = index.get((type(x), x), _MISSING)
         except TypeError:
             return scan(x)
-        return y if y is not _MISSING and strict_equal(x, y) else _MISSING
+        return y if y is not _MISSING and strict_equal_pure(x, y) else _MISSING
 
     return find
+
+
+#: Whether two values are the same value: :func:`strict_equal_pure` (the reference),
+#: in C where the value core is built (:mod:`checker.values.native`).
+strict_equal: Callable[[Any, Any], bool] = (
+    NATIVE.strict_equal if NATIVE is not None else strict_equal_pure
+)

@@ -2,10 +2,12 @@
 
     python -m tests.soundness [--budget SECONDS] [--start SEED] [--count N] [--jobs J]
 
-Seeds ``start, start+1, ...`` (at most ``count``) are shared among ``jobs`` processes,
-each running :func:`tests.soundness.check.check_generated` on one generated spec after
-another until the budget is spent.  Prints how many specs ran, how long it took and
-every disagreement (its seed; the spec's source is saved under build/soundness/), and
+Seeds ``start, start+1, ...`` (at most ``count``) are shared among ``jobs`` processes
+(with two or more, every other one runs the Python value core, ``MCHECK_PURE=1``, the
+rest the C one: both are checked against the reference), each running
+:func:`tests.soundness.check.check_generated` on one generated spec after another
+until the budget is spent.  Prints how many specs ran, how long it took and every
+disagreement (its seed; the spec's source is saved under build/soundness/), and
 exits 1 if there was one.  ``--seed N`` checks one seed and prints its source.
 """
 
@@ -43,6 +45,15 @@ def _worker(seeds: range, deadline: float) -> None:
             problems = [f"harness: {type(exc).__name__}: {exc}"]
         took = time.perf_counter() - started
         print(json.dumps({"seed": seed, "problems": problems, "seconds": took}), flush=True)
+
+
+def _core_env(job: int, jobs: int) -> dict[str, str]:
+    """Job ``job``'s environment: the Python value core for every other job (when
+    there are several), so the reference checks both cores; else as given."""
+    env = dict(os.environ)
+    if jobs > 1:
+        env["MCHECK_PURE"] = "1" if job % 2 else "0"
+    return env
 
 
 def main() -> int:
@@ -86,6 +97,7 @@ def main() -> int:
             ],
             stdout=subprocess.PIPE,
             text=True,
+            env=_core_env(j, args.jobs),
         )
         for j in range(args.jobs)
     ]
@@ -125,7 +137,8 @@ def main() -> int:
             )
     took = time.time() - started
     print(
-        f"soundness: {ran} generated specs in {took:.0f} s ({args.jobs} processes), "
+        f"soundness: {ran} generated specs in {took:.0f} s ({args.jobs} processes"
+        f"{', half with the Python value core' if args.jobs > 1 else ''}), "
         f"{len(bad)} disagreements"
     )
     for seed, problems in bad:

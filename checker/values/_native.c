@@ -1,0 +1,903 @@
+/*
+ * checker.values._native: the value model's hot paths in C (issue 47).
+ *
+ * The fingerprint of checker/values/hash64.py (version 3), computed by walking the
+ * value directly (no encoding, no text, no sorting: sets and maps add up one term
+ * per element), and the type-strict equality of checker/values/strict.py.  Both
+ * follow the Python reference exactly; tests/test_native_values.py and
+ * `make soundness` compare them on generated values.  Types the closed list does not
+ * name are classified once, by the Python value model (kinds.kind_of), whose
+ * StateValueError reaches the caller unchanged.
+ *
+ * State kept here is a cache of pure functions of types (their kind and class seed),
+ * filled by setup() from checker/values/native.py: nothing of a run.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+#define SET_SALT 0x243F6A8885A308D3ULL
+#define MAP_SALT 0x13198A2E03707344ULL
+#define BAG_SALT 0xA4093822299F31D0ULL
+
+static inline u64 fin(u64 z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static inline u64 step(u64 h, u64 w) { return fin((h ^ w) + GOLDEN); }
+
+static u64 seed(u64 tag) { return fin(tag * 0xD6E8FEB86659FD93ULL); }
+
+/* The kinds, numbered as checker.values.kinds.Kind. */
+enum {
+    K_INT = 0, K_BOOL, K_STR, K_NONE, K_MODEL, K_ENUM, K_TUPLE, K_PVECTOR,
+    K_NAMEDTUPLE, K_DATACLASS, K_FROZENSET, K_PSET, K_MAP, K_PMAP, K_PBAG
+};
+
+static u64 S_INT, S_BOOL, S_STR, S_NONE, S_TUPLE, S_PVECTOR, S_FROZENSET, S_PSET,
+    S_MAP, S_PMAP, S_BAG;
+
+static PyTypeObject *T_model = NULL, *T_map = NULL, *T_pmap = NULL, *T_pset = NULL,
+                    *T_pvector = NULL, *T_pbag = NULL;
+/* kinds.kind_of-based classifier: type -> (kind, seed, fields or None). */
+static PyObject *type_info_cb = NULL;
+/* The fingerprint of an int beyond 64 bits (hash64.int_hash): rare, left to Python. */
+static PyObject *big_int_cb = NULL;
+static PyObject *info_cache = NULL; /* dict: type -> the classifier's tuple */
+static PyObject *StateValueError = NULL;
+static Py_ssize_t model_fp_offset = -1; /* ModelValue's `fp` slot */
+static PyObject *s_buckets, *s_map, *s_counts, *s_items, *s_name, *s_keys, *s_values;
+
+/* ---- types ------------------------------------------------------------------- */
+
+typedef struct {
+    int kind;
+    u64 seed;
+    PyObject *fields; /* borrowed (kept alive by info_cache), dataclasses only */
+} TypeInfo;
+
+static int type_info(PyTypeObject *t, TypeInfo *out) {
+    out->seed = 0;
+    out->fields = NULL;
+    if (t == &PyLong_Type) { out->kind = K_INT; return 0; }
+    if (t == &PyUnicode_Type) { out->kind = K_STR; return 0; }
+    if (t == &PyTuple_Type) { out->kind = K_TUPLE; return 0; }
+    if (t == T_model) { out->kind = K_MODEL; return 0; }
+    if (t == &PyBool_Type) { out->kind = K_BOOL; return 0; }
+    if (t == Py_TYPE(Py_None)) { out->kind = K_NONE; return 0; }
+    if (t == &PyFrozenSet_Type) { out->kind = K_FROZENSET; return 0; }
+    if (t == T_map) { out->kind = K_MAP; return 0; }
+    if (t == T_pmap) { out->kind = K_PMAP; return 0; }
+    if (t == T_pset) { out->kind = K_PSET; return 0; }
+    if (t == T_pvector) { out->kind = K_PVECTOR; return 0; }
+    if (t == T_pbag) { out->kind = K_PBAG; return 0; }
+    PyObject *info = PyDict_GetItemWithError(info_cache, (PyObject *)t);
+    if (info == NULL) {
+        if (PyErr_Occurred()) return -1;
+        PyObject *got = PyObject_CallOneArg(type_info_cb, (PyObject *)t);
+        if (got == NULL) return -1; /* StateValueError, naming the type */
+        if (!PyTuple_Check(got) || PyTuple_GET_SIZE(got) != 3) {
+            Py_DECREF(got);
+            PyErr_SetString(PyExc_SystemError, "type_info must return a 3-tuple");
+            return -1;
+        }
+        if (PyDict_SetItem(info_cache, (PyObject *)t, got) < 0) { Py_DECREF(got); return -1; }
+        Py_DECREF(got);
+        info = PyDict_GetItemWithError(info_cache, (PyObject *)t);
+        if (info == NULL) return -1;
+    }
+    out->kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(info, 0));
+    out->seed = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(info, 1));
+    PyObject *f = PyTuple_GET_ITEM(info, 2);
+    out->fields = (f == Py_None) ? NULL : f;
+    if (PyErr_Occurred()) return -1;
+    return 0;
+}
+
+/* ---- fingerprints ------------------------------------------------------------ */
+
+static int str_hash(PyObject *s, u64 *out) {
+    Py_ssize_t n;
+    PyObject *tmp = NULL;
+    const char *b = PyUnicode_AsUTF8AndSize(s, &n);
+    if (b == NULL) { /* lone surrogates: as the reference, passed through */
+        PyErr_Clear();
+        tmp = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+        if (tmp == NULL) return -1;
+        b = PyBytes_AS_STRING(tmp);
+        n = PyBytes_GET_SIZE(tmp);
+    }
+    u64 h = S_STR;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        u64 w = 0;
+        for (int j = 7; j >= 0; j--) w = (w << 8) | (unsigned char)b[i + j];
+        h = step(h, w);
+    }
+    if (i < n) {
+        u64 w = 0;
+        for (Py_ssize_t j = n - 1; j >= i; j--) w = (w << 8) | (unsigned char)b[j];
+        h = step(h, w);
+    }
+    Py_XDECREF(tmp);
+    *out = step(h, (u64)n);
+    return 0;
+}
+
+static int int_hash(PyObject *v, u64 *out) {
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (!overflow) {
+        if (x == -1 && PyErr_Occurred()) return -1;
+        *out = step(step(S_INT, (u64)x), 1);
+        return 0;
+    }
+    PyObject *r = PyObject_CallOneArg(big_int_cb, v);
+    if (r == NULL) return -1;
+    *out = PyLong_AsUnsignedLongLong(r);
+    Py_DECREF(r);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int fp(PyObject *v, PyObject *ren, u64 *out);
+
+static inline int model_fp(PyObject *v, PyObject *ren, u64 *out) {
+    if (ren != NULL) {
+        PyObject *r = PyDict_GetItemWithError(ren, v);
+        if (r != NULL) v = r;
+        else if (PyErr_Occurred()) return -1;
+        if (Py_TYPE(v) != T_model) {
+            PyErr_SetString(PyExc_TypeError, "a renaming maps model values to model values");
+            return -1;
+        }
+    }
+    PyObject *f = *(PyObject **)((char *)v + model_fp_offset);
+    if (f == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "a model value without its fingerprint");
+        return -1;
+    }
+    *out = PyLong_AsUnsignedLongLong(f);
+    return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* Members of an iterable, hashed as a chain (ordered) starting from h. */
+static int chain_iter(PyObject *it_src, PyObject *ren, u64 h, u64 *out) {
+    PyObject *it = PyObject_GetIter(it_src);
+    if (it == NULL) return -1;
+    u64 n = 0, x;
+    PyObject *item;
+    while ((item = PyIter_Next(it)) != NULL) {
+        int bad = fp(item, ren, &x);
+        Py_DECREF(item);
+        if (bad) { Py_DECREF(it); return -1; }
+        h = step(h, x);
+        n++;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return -1;
+    *out = step(h, n);
+    return 0;
+}
+
+static int chain_tuple(PyObject *v, PyObject *ren, u64 h, u64 *out) {
+    Py_ssize_t n = PyTuple_GET_SIZE(v);
+    u64 x;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (fp(PyTuple_GET_ITEM(v, i), ren, &x)) return -1;
+        h = step(h, x);
+    }
+    *out = step(h, (u64)n);
+    return 0;
+}
+
+static inline u64 close_sum(u64 start, u64 total, u64 size) {
+    return step(step(start, total), size);
+}
+
+/* A set's members (any iterable) as a commutative sum. */
+static int set_sum(PyObject *members, PyObject *ren, u64 start, u64 *out) {
+    PyObject *it = PyObject_GetIter(members);
+    if (it == NULL) return -1;
+    u64 total = 0, n = 0, x;
+    PyObject *item;
+    while ((item = PyIter_Next(it)) != NULL) {
+        int bad = fp(item, ren, &x);
+        Py_DECREF(item);
+        if (bad) { Py_DECREF(it); return -1; }
+        total += fin(x ^ SET_SALT);
+        n++;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return -1;
+    *out = close_sum(start, total, n);
+    return 0;
+}
+
+/* Calls f(key, value, ctx) for each entry of a pyrsistent pmap, read from its
+ * buckets (a pvector of None or lists of (key, value) pairs). */
+typedef int (*entry_fn)(PyObject *k, PyObject *x, void *ctx);
+
+static int pmap_each(PyObject *m, entry_fn f, void *ctx) {
+    PyObject *buckets = PyObject_GetAttr(m, s_buckets);
+    if (buckets == NULL) return -1;
+    PyObject *it = PyObject_GetIter(buckets);
+    Py_DECREF(buckets);
+    if (it == NULL) return -1;
+    PyObject *b;
+    while ((b = PyIter_Next(it)) != NULL) {
+        if (b != Py_None) {
+            PyObject *seq = PySequence_Fast(b, "a pmap bucket");
+            if (seq == NULL) { Py_DECREF(b); Py_DECREF(it); return -1; }
+            Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
+                if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                    PyErr_SetString(PyExc_TypeError, "a pmap bucket holds a non-pair");
+                    Py_DECREF(seq); Py_DECREF(b); Py_DECREF(it);
+                    return -1;
+                }
+                if (f(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), ctx)) {
+                    Py_DECREF(seq); Py_DECREF(b); Py_DECREF(it);
+                    return -1;
+                }
+            }
+            Py_DECREF(seq);
+        }
+        Py_DECREF(b);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Calls f for each entry of an immutables.Map (through its items()). */
+static int map_each(PyObject *m, entry_fn f, void *ctx) {
+    PyObject *items = PyObject_CallMethodNoArgs(m, s_items);
+    if (items == NULL) return -1;
+    PyObject *it = PyObject_GetIter(items);
+    Py_DECREF(items);
+    if (it == NULL) return -1;
+    PyObject *pair;
+    while ((pair = PyIter_Next(it)) != NULL) {
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a map's items() gave a non-pair");
+            Py_DECREF(pair); Py_DECREF(it);
+            return -1;
+        }
+        int bad = f(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), ctx);
+        Py_DECREF(pair);
+        if (bad) { Py_DECREF(it); return -1; }
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+typedef struct {
+    PyObject *ren;
+    u64 total, n;
+} SumCtx;
+
+static int map_entry_term(PyObject *k, PyObject *x, void *vctx) {
+    SumCtx *c = (SumCtx *)vctx;
+    u64 kf, xf;
+    if (fp(k, c->ren, &kf) || fp(x, c->ren, &xf)) return -1;
+    c->total += step(step(MAP_SALT, kf), xf); /* a chain: k, v ordered */
+    c->n++;
+    return 0;
+}
+
+static int bag_entry_term(PyObject *k, PyObject *count, void *vctx) {
+    SumCtx *c = (SumCtx *)vctx;
+    u64 kf, cf;
+    if (fp(k, c->ren, &kf) || int_hash(count, &cf)) return -1;
+    c->total += step(step(BAG_SALT, kf), cf);
+    c->n++;
+    return 0;
+}
+
+static int pset_member_term(PyObject *k, PyObject *unused, void *vctx) {
+    (void)unused;
+    SumCtx *c = (SumCtx *)vctx;
+    u64 kf;
+    if (fp(k, c->ren, &kf)) return -1;
+    c->total += fin(kf ^ SET_SALT);
+    c->n++;
+    return 0;
+}
+
+static int fp_container(PyObject *v, PyObject *ren, const TypeInfo *ti, u64 *out) {
+    SumCtx c = {ren, 0, 0};
+    switch (ti->kind) {
+    case K_PVECTOR:
+        return chain_iter(v, ren, S_PVECTOR, out);
+    case K_NAMEDTUPLE:
+        return chain_tuple(v, ren, ti->seed, out);
+    case K_DATACLASS: {
+        Py_ssize_t n = PyTuple_GET_SIZE(ti->fields);
+        u64 h = ti->seed, x;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *a = PyObject_GetAttr(v, PyTuple_GET_ITEM(ti->fields, i));
+            if (a == NULL) return -1;
+            int bad = fp(a, ren, &x);
+            Py_DECREF(a);
+            if (bad) return -1;
+            h = step(h, x);
+        }
+        *out = step(h, (u64)n);
+        return 0;
+    }
+    case K_ENUM: {
+        PyObject *name = PyObject_GetAttr(v, s_name);
+        if (name == NULL) return -1;
+        u64 x;
+        int bad = PyUnicode_Check(name) ? str_hash(name, &x) : -1;
+        if (bad && !PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "an enum member's name is not a str");
+        Py_DECREF(name);
+        if (bad) return -1;
+        *out = step(ti->seed, x);
+        return 0;
+    }
+    case K_FROZENSET:
+        return set_sum(v, ren, S_FROZENSET, out);
+    case K_PSET: {
+        PyObject *m = PyObject_GetAttr(v, s_map);
+        if (m == NULL) return -1;
+        int bad = pmap_each(m, pset_member_term, &c);
+        Py_DECREF(m);
+        if (bad) return -1;
+        *out = close_sum(S_PSET, c.total, c.n);
+        return 0;
+    }
+    case K_MAP:
+        if (map_each(v, map_entry_term, &c)) return -1;
+        *out = close_sum(S_MAP, c.total, c.n);
+        return 0;
+    case K_PMAP:
+        if (pmap_each(v, map_entry_term, &c)) return -1;
+        *out = close_sum(S_PMAP, c.total, c.n);
+        return 0;
+    case K_PBAG: {
+        PyObject *counts = PyObject_GetAttr(v, s_counts);
+        if (counts == NULL) return -1;
+        int bad = pmap_each(counts, bag_entry_term, &c);
+        Py_DECREF(counts);
+        if (bad) return -1;
+        *out = close_sum(S_BAG, c.total, c.n);
+        return 0;
+    }
+    default:
+        PyErr_Format(PyExc_SystemError, "fingerprint: unexpected kind %d", ti->kind);
+        return -1;
+    }
+}
+
+static int fp(PyObject *v, PyObject *ren, u64 *out) {
+    PyTypeObject *t = Py_TYPE(v);
+    /* The leaves first, without a call. */
+    if (t == &PyLong_Type) return int_hash(v, out);
+    if (t == T_model) return model_fp(v, ren, out);
+    if (t == &PyUnicode_Type) return str_hash(v, out);
+    if (t == &PyBool_Type) { *out = step(S_BOOL, v == Py_True ? 1 : 0); return 0; }
+    if (v == Py_None) { *out = S_NONE; return 0; }
+    if (Py_EnterRecursiveCall(" while fingerprinting a state value")) return -1;
+    int r;
+    if (t == &PyTuple_Type) {
+        r = chain_tuple(v, ren, S_TUPLE, out);
+    } else {
+        TypeInfo ti;
+        r = type_info(t, &ti);
+        if (r == 0) r = fp_container(v, ren, &ti, out);
+    }
+    Py_LeaveRecursiveCall();
+    return r;
+}
+
+/* None or an empty mapping: no renaming; a dict: used as is. */
+static int renaming_arg(PyObject *ren, PyObject **out) {
+    if (ren == NULL || ren == Py_None) { *out = NULL; return 0; }
+    if (!PyDict_Check(ren)) {
+        PyErr_SetString(PyExc_TypeError, "a renaming is a dict of model values (or None)");
+        return -1;
+    }
+    *out = PyDict_GET_SIZE(ren) ? ren : NULL;
+    return 0;
+}
+
+static int ready(void) {
+    if (info_cache == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "checker.values._native.setup() was not called");
+        return 0;
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(fingerprint_doc,
+"fingerprint(value, renaming=None) -> int\n\n"
+"The 64-bit fingerprint of a state value (checker.values.hash64), after renaming\n"
+"model values by ``renaming`` (a dict, or None).");
+
+static PyObject *py_fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "fingerprint(value, renaming=None)");
+        return NULL;
+    }
+    if (!ready()) return NULL;
+    PyObject *ren;
+    if (renaming_arg(nargs == 2 ? args[1] : NULL, &ren)) return NULL;
+    u64 h;
+    if (fp(args[0], ren, &h)) return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+PyDoc_STRVAR(fingerprints_doc,
+"fingerprints(value, renamings) -> tuple[int, ...]\n\n"
+"The value's fingerprint under each renaming of a sequence (None or a dict each).");
+
+static PyObject *py_fingerprints(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "fingerprints(value, renamings)");
+        return NULL;
+    }
+    if (!ready()) return NULL;
+    PyObject *seq = PySequence_Fast(args[1], "renamings must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *res = PyTuple_New(n);
+    if (res == NULL) { Py_DECREF(seq); return NULL; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ren;
+        u64 h;
+        if (renaming_arg(PySequence_Fast_GET_ITEM(seq, i), &ren) || fp(args[0], ren, &h)) {
+            Py_DECREF(seq); Py_DECREF(res);
+            return NULL;
+        }
+        PyObject *x = PyLong_FromUnsignedLongLong(h);
+        if (x == NULL) { Py_DECREF(seq); Py_DECREF(res); return NULL; }
+        PyTuple_SET_ITEM(res, i, x);
+    }
+    Py_DECREF(seq);
+    return res;
+}
+
+/* ---- the per-variable terms of fingerprint.py ---------------------------------- */
+
+static inline u64 mix_pos(u64 f, u64 position) {
+    return fin(f ^ (GOLDEN * (position + 1)));
+}
+
+static int u64_arg(PyObject *o, u64 *out) {
+    /* Python's terms are taken mod 2^64 (a sum of terms may exceed it). */
+    *out = PyLong_AsUnsignedLongLongMask(o);
+    return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+PyDoc_STRVAR(mix_doc, "mix(fp, position) -> int: fingerprint.mix, in C.");
+
+static PyObject *py_mix(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    u64 f, p;
+    if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "mix(fp, position)"); return NULL; }
+    if (u64_arg(args[0], &f) || u64_arg(args[1], &p)) return NULL;
+    return PyLong_FromUnsignedLongLong(mix_pos(f, p));
+}
+
+PyDoc_STRVAR(entry_term_doc,
+"entry_term(position, key_fp, value_fp) -> int: fingerprint.entry_term, in C.");
+
+static PyObject *py_entry_term(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    u64 p, k, x;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "entry_term(position, key_fp, value_fp)");
+        return NULL;
+    }
+    if (u64_arg(args[0], &p) || u64_arg(args[1], &k) || u64_arg(args[2], &x)) return NULL;
+    return PyLong_FromUnsignedLongLong(mix_pos(k * GOLDEN + x, p));
+}
+
+PyDoc_STRVAR(element_term_doc,
+"element_term(position, element_fp) -> int: fingerprint.element_term, in C.");
+
+static PyObject *py_element_term(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    u64 p, e;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "element_term(position, element_fp)");
+        return NULL;
+    }
+    if (u64_arg(args[0], &p) || u64_arg(args[1], &e)) return NULL;
+    return PyLong_FromUnsignedLongLong(mix_pos(e, p + 12288));
+}
+
+/* ---- type-strict equality ---------------------------------------------------- */
+
+static int strict_eq(PyObject *a, PyObject *b);
+
+/* Two sequences of n items each, item by item. */
+static int items_eq(PyObject *const *xs, PyObject *const *ys, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int r = strict_eq(xs[i], ys[i]);
+        if (r != 1) return r;
+    }
+    return 1;
+}
+
+static int iter_eq(PyObject *a, PyObject *b) {
+    PyObject *ia = PyObject_GetIter(a);
+    if (ia == NULL) return -1;
+    PyObject *ib = PyObject_GetIter(b);
+    if (ib == NULL) { Py_DECREF(ia); return -1; }
+    int r = 1;
+    for (;;) {
+        PyObject *x = PyIter_Next(ia);
+        PyObject *y = PyIter_Next(ib);
+        if (x == NULL || y == NULL) {
+            if (PyErr_Occurred()) r = -1;
+            else if (x != y) r = 0; /* one ran out first */
+            Py_XDECREF(x); Py_XDECREF(y);
+            break;
+        }
+        r = strict_eq(x, y);
+        Py_DECREF(x); Py_DECREF(y);
+        if (r != 1) break;
+    }
+    Py_DECREF(ia); Py_DECREF(ib);
+    return r;
+}
+
+/* The partner of x among `members` (a list): found through `index` ({(type, m): m},
+ * or NULL when members could not all be hashed) and accepted only when strictly
+ * equal; by a scan where hashing or == refuses.  Returns 1 found, 0 not, -1 error. */
+static int has_partner(PyObject *x, PyObject *members, PyObject *index) {
+    if (index != NULL) {
+        PyObject *key = PyTuple_Pack(2, (PyObject *)Py_TYPE(x), x);
+        if (key == NULL) return -1;
+        PyObject *y = PyDict_GetItemWithError(index, key);
+        Py_DECREF(key);
+        if (y != NULL) {
+            Py_INCREF(y);
+            int r = strict_eq(x, y);
+            Py_DECREF(y);
+            return r;
+        }
+        if (!PyErr_Occurred()) return 0;
+        if (!PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(StateValueError))
+            return -1;
+        PyErr_Clear();
+    }
+    Py_ssize_t n = PyList_GET_SIZE(members);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int r = strict_eq(x, PyList_GET_ITEM(members, i));
+        if (r != 0) return r;
+    }
+    return 0;
+}
+
+/* {(type(m), m): m} for a list of members, or NULL with no error set when some
+ * member cannot be hashed or compared (pbag): the caller scans instead. */
+static PyObject *partner_index(PyObject *members) {
+    PyObject *index = PyDict_New();
+    if (index == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(members);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = PyList_GET_ITEM(members, i);
+        PyObject *key = PyTuple_Pack(2, (PyObject *)Py_TYPE(m), m);
+        if (key == NULL || PyDict_SetItem(index, key, m) < 0) {
+            Py_XDECREF(key);
+            Py_DECREF(index);
+            if (PyErr_ExceptionMatches(PyExc_TypeError) &&
+                !PyErr_ExceptionMatches(StateValueError))
+                PyErr_Clear();
+            return NULL;
+        }
+        Py_DECREF(key);
+    }
+    return index;
+}
+
+/* Every member of list xs has a strictly equal partner in list ys. */
+static int pairs_up(PyObject *xs, PyObject *ys) {
+    PyObject *index = partner_index(ys);
+    if (index == NULL && PyErr_Occurred()) return -1;
+    Py_ssize_t n = PyList_GET_SIZE(xs);
+    int r = 1;
+    for (Py_ssize_t i = 0; i < n && r == 1; i++)
+        r = has_partner(PyList_GET_ITEM(xs, i), ys, index);
+    Py_XDECREF(index);
+    return r;
+}
+
+static int sets_eq(PyObject *a, PyObject *b) {
+    PyObject *xs = PySequence_List(a);
+    if (xs == NULL) return -1;
+    PyObject *ys = PySequence_List(b);
+    if (ys == NULL) { Py_DECREF(xs); return -1; }
+    int r;
+    Py_ssize_t n = PyList_GET_SIZE(xs);
+    if (n != PyList_GET_SIZE(ys)) {
+        r = 0;
+    } else {
+        Py_ssize_t i = 0;
+        while (i < n && PyList_GET_ITEM(xs, i) == PyList_GET_ITEM(ys, i)) i++;
+        r = (i == n) ? 1 : pairs_up(xs, ys);
+    }
+    Py_DECREF(xs); Py_DECREF(ys);
+    return r;
+}
+
+static PyObject *call_list(PyObject *o, PyObject *method) {
+    PyObject *view = PyObject_CallMethodNoArgs(o, method);
+    if (view == NULL) return NULL;
+    PyObject *l = PySequence_List(view);
+    Py_DECREF(view);
+    return l;
+}
+
+static int maps_eq(PyObject *a, PyObject *b) {
+    Py_ssize_t na = PyObject_Size(a), nb = PyObject_Size(b);
+    if (na < 0 || nb < 0) return -1;
+    if (na != nb) return 0;
+    PyObject *ka = call_list(a, s_keys);
+    if (ka == NULL) return -1;
+    PyObject *kb = call_list(b, s_keys);
+    if (kb == NULL) { Py_DECREF(ka); return -1; }
+    int r;
+    Py_ssize_t n = PyList_GET_SIZE(ka);
+    Py_ssize_t i = 0;
+    if (n == PyList_GET_SIZE(kb))
+        while (i < n && PyList_GET_ITEM(ka, i) == PyList_GET_ITEM(kb, i)) i++;
+    if (i == n && n == PyList_GET_SIZE(kb)) {
+        /* The very same keys in the same order: only the values are left. */
+        PyObject *va = call_list(a, s_values), *vb = NULL;
+        if (va != NULL) vb = call_list(b, s_values);
+        if (va == NULL || vb == NULL) r = -1;
+        else if (PyList_GET_SIZE(va) != PyList_GET_SIZE(vb)) r = 0;
+        else r = items_eq(&PyList_GET_ITEM(va, 0), &PyList_GET_ITEM(vb, 0), PyList_GET_SIZE(va));
+        Py_XDECREF(va); Py_XDECREF(vb);
+        Py_DECREF(ka); Py_DECREF(kb);
+        return r;
+    }
+    /* Keys paired by (type, value), then values compared strictly. */
+    PyObject *index = partner_index(kb);
+    if (index == NULL && PyErr_Occurred()) { Py_DECREF(ka); Py_DECREF(kb); return -1; }
+    r = 1;
+    for (i = 0; i < n && r == 1; i++) {
+        PyObject *k = PyList_GET_ITEM(ka, i), *partner = NULL;
+        if (index != NULL) {
+            PyObject *key = PyTuple_Pack(2, (PyObject *)Py_TYPE(k), k);
+            if (key == NULL) { r = -1; break; }
+            partner = PyDict_GetItemWithError(index, key);
+            Py_DECREF(key);
+            if (partner == NULL && PyErr_Occurred()) {
+                if (PyErr_ExceptionMatches(PyExc_TypeError) &&
+                    !PyErr_ExceptionMatches(StateValueError)) {
+                    PyErr_Clear();
+                } else { r = -1; break; }
+            }
+            if (partner != NULL) {
+                int same = strict_eq(k, partner);
+                if (same < 0) { r = -1; break; }
+                if (!same) partner = NULL;
+            }
+        }
+        if (partner == NULL && index == NULL) {
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(kb); j++) {
+                int same = strict_eq(k, PyList_GET_ITEM(kb, j));
+                if (same < 0) { r = -1; break; }
+                if (same) { partner = PyList_GET_ITEM(kb, j); break; }
+            }
+            if (r < 0) break;
+        }
+        if (partner == NULL) { r = 0; break; }
+        PyObject *x = PyObject_GetItem(a, k);
+        PyObject *y = x ? PyObject_GetItem(b, partner) : NULL;
+        if (x == NULL || y == NULL) { Py_XDECREF(x); r = -1; break; }
+        r = strict_eq(x, y);
+        Py_DECREF(x); Py_DECREF(y);
+    }
+    Py_XDECREF(index);
+    Py_DECREF(ka); Py_DECREF(kb);
+    return r;
+}
+
+static int same_kind_eq(PyObject *a, PyObject *b, const TypeInfo *ti) {
+    switch (ti->kind) {
+    case K_INT:
+    case K_STR:
+        return PyObject_RichCompareBool(a, b, Py_EQ);
+    case K_BOOL:
+    case K_NONE:
+    case K_MODEL:
+    case K_ENUM:
+        return 0; /* singletons, interned atoms, enum members: another object */
+    case K_TUPLE:
+    case K_NAMEDTUPLE: {
+        Py_ssize_t n = PyTuple_GET_SIZE(a);
+        if (n != PyTuple_GET_SIZE(b)) return 0;
+        return items_eq(&PyTuple_GET_ITEM(a, 0), &PyTuple_GET_ITEM(b, 0), n);
+    }
+    case K_PVECTOR: {
+        Py_ssize_t na = PyObject_Size(a), nb = PyObject_Size(b);
+        if (na < 0 || nb < 0) return -1;
+        return na == nb ? iter_eq(a, b) : 0;
+    }
+    case K_DATACLASS: {
+        Py_ssize_t n = PyTuple_GET_SIZE(ti->fields);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *name = PyTuple_GET_ITEM(ti->fields, i);
+            PyObject *x = PyObject_GetAttr(a, name);
+            if (x == NULL) return -1;
+            PyObject *y = PyObject_GetAttr(b, name);
+            if (y == NULL) { Py_DECREF(x); return -1; }
+            int r = strict_eq(x, y);
+            Py_DECREF(x); Py_DECREF(y);
+            if (r != 1) return r;
+        }
+        return 1;
+    }
+    case K_FROZENSET:
+    case K_PSET:
+        return sets_eq(a, b);
+    case K_MAP:
+    case K_PMAP:
+        return maps_eq(a, b);
+    case K_PBAG: {
+        int r = PyObject_RichCompareBool(a, b, Py_EQ);
+        if (r != 1) return r;
+        PyObject *fa = PyFrozenSet_New(a);
+        if (fa == NULL) return -1;
+        PyObject *fb = PyFrozenSet_New(b);
+        if (fb == NULL) { Py_DECREF(fa); return -1; }
+        PyObject *xs = PySequence_List(fa), *ys = xs ? PySequence_List(fb) : NULL;
+        Py_DECREF(fa); Py_DECREF(fb);
+        if (xs == NULL || ys == NULL) { Py_XDECREF(xs); return -1; }
+        r = PyList_GET_SIZE(xs) == PyList_GET_SIZE(ys) ? pairs_up(xs, ys) : 0;
+        Py_DECREF(xs); Py_DECREF(ys);
+        return r;
+    }
+    default:
+        PyErr_Format(PyExc_SystemError, "strict_equal: unexpected kind %d", ti->kind);
+        return -1;
+    }
+}
+
+static int strict_eq(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    PyTypeObject *t = Py_TYPE(a);
+    if (t != Py_TYPE(b)) return 0;
+    if (t == &PyLong_Type || t == &PyUnicode_Type) return PyObject_RichCompareBool(a, b, Py_EQ);
+    if (t == T_model || t == &PyBool_Type) return 0;
+    TypeInfo ti;
+    if (type_info(t, &ti)) return -1;
+    if (Py_EnterRecursiveCall(" while comparing state values")) return -1;
+    int r = same_kind_eq(a, b, &ti);
+    Py_LeaveRecursiveCall();
+    if (r < 0 && PyErr_ExceptionMatches(PyExc_TypeError) &&
+        !PyErr_ExceptionMatches(StateValueError)) {
+        /* A comparison inside refused (a pbag beside another kind): not the same. */
+        PyErr_Clear();
+        return 0;
+    }
+    return r;
+}
+
+PyDoc_STRVAR(strict_equal_doc,
+"strict_equal(a, b) -> bool\n\n"
+"Whether a and b are the same state value (checker.values.strict.strict_equal).");
+
+static PyObject *py_strict_equal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "strict_equal(a, b)"); return NULL; }
+    if (!ready()) return NULL;
+    int r = strict_eq(args[0], args[1]);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+/* ---- setup ------------------------------------------------------------------- */
+
+PyDoc_STRVAR(setup_doc,
+"setup(model_value, map, pmap, pset, pvector, pbag, state_value_error, type_info,\n"
+"      big_int_hash, seeds) -> None\n\n"
+"Called once by checker.values.native: the value model's types, its error, the\n"
+"classifier of other types (type -> (kind, seed, fields or None)), the hash of ints\n"
+"beyond 64 bits, and the kinds' seeds (a dict: name -> int) from hash64.");
+
+static PyObject *py_setup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *mv, *map, *pmap, *pset, *pvec, *pbag, *err, *info, *bigint, *seeds;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOO!:setup", &PyType_Type, &mv, &PyType_Type,
+                          &map, &PyType_Type, &pmap, &PyType_Type, &pset, &PyType_Type, &pvec,
+                          &PyType_Type, &pbag, &err, &info, &bigint, &PyDict_Type, &seeds))
+        return NULL;
+    PyObject *descr = PyObject_GetAttrString(mv, "fp");
+    if (descr == NULL) return NULL;
+    if (Py_TYPE(descr) != &PyMemberDescr_Type) {
+        Py_DECREF(descr);
+        PyErr_SetString(PyExc_TypeError, "ModelValue.fp must be a slot");
+        return NULL;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+    if (m->type != T_OBJECT_EX) {
+        Py_DECREF(descr);
+        PyErr_SetString(PyExc_TypeError, "ModelValue.fp must be an object slot");
+        return NULL;
+    }
+    model_fp_offset = m->offset;
+    Py_DECREF(descr);
+    const char *names[] = {"INT", "BOOL", "STR", "NONE", "TUPLE", "PVECTOR", "FROZENSET",
+                           "PSET", "MAP", "PMAP", "BAG"};
+    u64 *slots[] = {&S_INT, &S_BOOL, &S_STR, &S_NONE, &S_TUPLE, &S_PVECTOR, &S_FROZENSET,
+                    &S_PSET, &S_MAP, &S_PMAP, &S_BAG};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        PyObject *x = PyDict_GetItemString(seeds, names[i]);
+        if (x == NULL) { PyErr_Format(PyExc_KeyError, "seed %s", names[i]); return NULL; }
+        u64 s = PyLong_AsUnsignedLongLong(x);
+        if (PyErr_Occurred()) return NULL;
+        *slots[i] = s;
+    }
+    Py_XSETREF(T_model, (PyTypeObject *)Py_NewRef(mv));
+    Py_XSETREF(T_map, (PyTypeObject *)Py_NewRef(map));
+    Py_XSETREF(T_pmap, (PyTypeObject *)Py_NewRef(pmap));
+    Py_XSETREF(T_pset, (PyTypeObject *)Py_NewRef(pset));
+    Py_XSETREF(T_pvector, (PyTypeObject *)Py_NewRef(pvec));
+    Py_XSETREF(T_pbag, (PyTypeObject *)Py_NewRef(pbag));
+    Py_XSETREF(StateValueError, Py_NewRef(err));
+    Py_XSETREF(type_info_cb, Py_NewRef(info));
+    Py_XSETREF(big_int_cb, Py_NewRef(bigint));
+    Py_XSETREF(info_cache, PyDict_New());
+    if (info_cache == NULL) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* A self-check of the primitives against numbers computed by hash64 (setup calls
+ * it): the seeds passed and the ones this file computes must be the same. */
+PyDoc_STRVAR(seed_doc, "seed(tag) -> int: hash64.seed, in C (for the self-check).");
+
+static PyObject *py_seed(PyObject *self, PyObject *arg) {
+    (void)self;
+    u64 t = PyLong_AsUnsignedLongLongMask(arg);
+    if (t == (u64)-1 && PyErr_Occurred()) return NULL;
+    return PyLong_FromUnsignedLongLong(seed(t));
+}
+
+static PyMethodDef methods[] = {
+    {"fingerprint", (PyCFunction)(void (*)(void))py_fingerprint, METH_FASTCALL, fingerprint_doc},
+    {"fingerprints", (PyCFunction)(void (*)(void))py_fingerprints, METH_FASTCALL, fingerprints_doc},
+    {"strict_equal", (PyCFunction)(void (*)(void))py_strict_equal, METH_FASTCALL, strict_equal_doc},
+    {"mix", (PyCFunction)(void (*)(void))py_mix, METH_FASTCALL, mix_doc},
+    {"entry_term", (PyCFunction)(void (*)(void))py_entry_term, METH_FASTCALL, entry_term_doc},
+    {"element_term", (PyCFunction)(void (*)(void))py_element_term, METH_FASTCALL, element_term_doc},
+    {"setup", py_setup, METH_VARARGS, setup_doc},
+    {"seed", py_seed, METH_O, seed_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "checker.values._native",
+    "The value model's fingerprint and strict equality in C (see checker/values/native.py).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    s_buckets = PyUnicode_InternFromString("_buckets");
+    s_map = PyUnicode_InternFromString("_map");
+    s_counts = PyUnicode_InternFromString("_counts");
+    s_items = PyUnicode_InternFromString("items");
+    s_name = PyUnicode_InternFromString("name");
+    s_keys = PyUnicode_InternFromString("keys");
+    s_values = PyUnicode_InternFromString("values");
+    if (!s_buckets || !s_map || !s_counts || !s_items || !s_name || !s_keys || !s_values)
+        return NULL;
+    return PyModule_Create(&module);
+}
