@@ -345,3 +345,39 @@ def test_without_the_extension_the_python_core_runs_after_one_warning() -> None:
         got["distinct_states"]
         == _run_json("two_phase", ["--const", "RM=3"], False)["distinct_states"]
     )
+
+
+@given(
+    st.dictionaries(HASHABLE_KEYS, values(1), min_size=1, max_size=5),
+    st.data(),
+    st.sampled_from([immutables.Map, pmap]),
+    st.integers(0, 40),
+)
+def test_the_c_map_update_is_the_term_afresh(
+    d: dict[Any, Any], data: st.DataObject, kind: Any, position: int
+) -> None:
+    """A map variable's term updated in C from its parent's (values changed, some to
+    a Python-equal twin, some to the very same value rebuilt) is the term computed
+    afresh; where the keys are not the parent's very objects, C declines."""
+    from checker.values.fingerprint import variable_term
+
+    old = kind(d)
+    new = old
+    for k in data.draw(st.lists(st.sampled_from(sorted(d, key=repr)), max_size=3)):
+        how = data.draw(st.sampled_from(["twin", "other", "rebuilt"]))
+        x = old[k]
+        new = new.set(k, twin(x) if how == "twin" else _copy(x) if how == "rebuilt" else (x,))
+    got = NATIVE.map_update(position, new, old, variable_term(position, old))
+    if got is not None:
+        assert got == variable_term(position, new)
+    moved = kind({**dict(new.items()), "new key": 1})
+    assert NATIVE.map_update(position, moved, old, 0) is None
+
+
+def _copy(x: Any) -> Any:
+    """An equal value that is another object, where Python lets one build it."""
+    if type(x) is tuple:
+        return tuple(list(x))  # noqa: C414
+    if type(x) in (Ping, Pong):
+        return type(x)(*x)
+    return x

@@ -468,6 +468,8 @@ static PyObject *py_fingerprints(PyObject *self, PyObject *const *args, Py_ssize
     return res;
 }
 
+static int strict_eq(PyObject *a, PyObject *b);
+
 /* ---- the per-variable terms of fingerprint.py ---------------------------------- */
 
 static inline u64 mix_pos(u64 f, u64 position) {
@@ -516,6 +518,126 @@ static PyObject *py_element_term(PyObject *self, PyObject *const *args, Py_ssize
     }
     if (u64_arg(args[0], &p) || u64_arg(args[1], &e)) return NULL;
     return PyLong_FromUnsignedLongLong(mix_pos(e, p + 12288));
+}
+
+/* The (key, value) pairs of a Map or pmap, in its iteration order, as a new list of
+ * 2-tuples. */
+static int append_pair(PyObject *k, PyObject *x, void *vlist) {
+    PyObject *pair = PyTuple_Pack(2, k, x);
+    if (pair == NULL) return -1;
+    int r = PyList_Append((PyObject *)vlist, pair);
+    Py_DECREF(pair);
+    return r;
+}
+
+static PyObject *pairs_of(PyObject *m) {
+    PyObject *list = PyList_New(0);
+    if (list == NULL) return NULL;
+    int bad = Py_TYPE(m) == T_pmap ? pmap_each(m, append_pair, list)
+                                   : map_each(m, append_pair, list);
+    if (bad) { Py_DECREF(list); return NULL; }
+    return list;
+}
+
+/* One entry whose value changed from y to x (the key's very object in both maps):
+ * the term adjusted, or left alone when the two are the same value. */
+static int adjust_entry(u64 pos, PyObject *k, PyObject *x, PyObject *y, u64 *term) {
+    if (x == y) return 0;
+    int same = strict_eq(x, y);
+    if (same < 0) return -1;
+    if (same) return 0;
+    u64 kf, xf, yf;
+    if (fp(k, NULL, &kf) || fp(x, NULL, &xf) || fp(y, NULL, &yf)) return -1;
+    *term += mix_pos(kf * GOLDEN + xf, pos) - mix_pos(kf * GOLDEN + yf, pos);
+    return 0;
+}
+
+/* map_update for two immutables.Map: their items walked side by side (no lists). */
+static PyObject *map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 term) {
+    Py_ssize_t na = PyObject_Size(new), nb = PyObject_Size(old);
+    if (na < 0 || nb < 0) return NULL;
+    if (na != nb) Py_RETURN_NONE;
+    PyObject *ia = NULL, *ib = NULL, *va = NULL, *vb = NULL, *result = NULL;
+    va = PyObject_CallMethodNoArgs(new, s_items);
+    if (va) vb = PyObject_CallMethodNoArgs(old, s_items);
+    if (vb) ia = PyObject_GetIter(va);
+    if (ia) ib = PyObject_GetIter(vb);
+    if (ib == NULL) goto done;
+    for (;;) {
+        PyObject *pa = PyIter_Next(ia);
+        if (pa == NULL) {
+            if (!PyErr_Occurred()) result = PyLong_FromUnsignedLongLong(term);
+            break;
+        }
+        PyObject *pb = PyIter_Next(ib);
+        if (pb == NULL) { Py_DECREF(pa); if (!PyErr_Occurred()) result = Py_NewRef(Py_None); break; }
+        int bad = 0, differ = 0;
+        if (!PyTuple_Check(pa) || !PyTuple_Check(pb) || PyTuple_GET_SIZE(pa) != 2 ||
+            PyTuple_GET_SIZE(pb) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a map's items() gave a non-pair");
+            bad = 1;
+        } else if (PyTuple_GET_ITEM(pa, 0) != PyTuple_GET_ITEM(pb, 0)) {
+            differ = 1;
+        } else {
+            bad = adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
+                               PyTuple_GET_ITEM(pb, 1), &term);
+        }
+        Py_DECREF(pa);
+        Py_DECREF(pb);
+        if (bad) break;
+        if (differ) { result = Py_NewRef(Py_None); break; }
+    }
+done:
+    Py_XDECREF(ia); Py_XDECREF(ib); Py_XDECREF(va); Py_XDECREF(vb);
+    return result;
+}
+
+PyDoc_STRVAR(map_update_doc,
+"map_update(position, new, old, old_term) -> int | None\n\n"
+"The term of a map-valued variable (fingerprint.variable_term, no renaming) from its\n"
+"parent's: when new and old are maps of one type whose keys are the very same\n"
+"objects in the same order (a map one action changed some values of), adjusted by\n"
+"the values that are not the same value; None when the keys differ (the caller\n"
+"takes its general path).");
+
+static PyObject *py_map_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    u64 pos, term;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "map_update(position, new, old, old_term)");
+        return NULL;
+    }
+    if (!ready()) return NULL;
+    PyObject *new = args[1], *old = args[2];
+    PyTypeObject *t = Py_TYPE(new);
+    if (t != Py_TYPE(old) || (t != T_map && t != T_pmap)) Py_RETURN_NONE;
+    if (u64_arg(args[0], &pos) || u64_arg(args[3], &term)) return NULL;
+    if (t == T_map) return map_update_lockstep(pos, new, old, term);
+    PyObject *a = pairs_of(new);
+    if (a == NULL) return NULL;
+    PyObject *b = pairs_of(old);
+    if (b == NULL) { Py_DECREF(a); return NULL; }
+    PyObject *result = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(a);
+    if (n != PyList_GET_SIZE(b)) goto fallback;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
+        if (PyTuple_GET_ITEM(pa, 0) != PyTuple_GET_ITEM(pb, 0)) goto fallback;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
+        if (adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
+                         PyTuple_GET_ITEM(pb, 1), &term))
+            goto done;
+    }
+    result = PyLong_FromUnsignedLongLong(term);
+    goto done;
+fallback:
+    result = Py_NewRef(Py_None);
+done:
+    Py_DECREF(a);
+    Py_DECREF(b);
+    return result;
 }
 
 /* ---- type-strict equality ---------------------------------------------------- */
@@ -878,6 +1000,7 @@ static PyMethodDef methods[] = {
     {"mix", (PyCFunction)(void (*)(void))py_mix, METH_FASTCALL, mix_doc},
     {"entry_term", (PyCFunction)(void (*)(void))py_entry_term, METH_FASTCALL, entry_term_doc},
     {"element_term", (PyCFunction)(void (*)(void))py_element_term, METH_FASTCALL, element_term_doc},
+    {"map_update", (PyCFunction)(void (*)(void))py_map_update, METH_FASTCALL, map_update_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},
     {NULL, NULL, 0, NULL},

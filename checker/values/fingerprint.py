@@ -681,6 +681,12 @@ class TermCalculator:
                 return self.term(position, given)
             return self._adjust(old_term, position, added, removed, None, None)
         if type(new) is type(old) and _KIND.get(type(new)) == _MAPPING:
+            if _NATIVE is not None and self.lanes is None:
+                # In C when the keys are the very same objects in the same order (an
+                # action changed some values): the common case, without a lookup.
+                term = _NATIVE.map_update(position, new, old, old_term)
+                if term is not None:
+                    return term  # type: ignore[no-any-return]
             if len(old) > 2 * len(new) + 8:
                 return self.term(position, new)
             plus = []
