@@ -795,6 +795,7 @@ static int maps_eq(PyObject *a, PyObject *b) {
     r = 1;
     for (i = 0; i < n && r == 1; i++) {
         PyObject *k = PyList_GET_ITEM(ka, i), *partner = NULL;
+        int scan = index == NULL; /* (also when the lookup's == refused: as the reference) */
         if (index != NULL) {
             PyObject *key = PyTuple_Pack(2, (PyObject *)Py_TYPE(k), k);
             if (key == NULL) { r = -1; break; }
@@ -804,6 +805,7 @@ static int maps_eq(PyObject *a, PyObject *b) {
                 if (PyErr_ExceptionMatches(PyExc_TypeError) &&
                     !PyErr_ExceptionMatches(StateValueError)) {
                     PyErr_Clear();
+                    scan = 1;
                 } else { r = -1; break; }
             }
             if (partner != NULL) {
@@ -812,7 +814,7 @@ static int maps_eq(PyObject *a, PyObject *b) {
                 if (!same) partner = NULL;
             }
         }
-        if (partner == NULL && index == NULL) {
+        if (partner == NULL && scan) {
             for (Py_ssize_t j = 0; j < PyList_GET_SIZE(kb); j++) {
                 int same = strict_eq(k, PyList_GET_ITEM(kb, j));
                 if (same < 0) { r = -1; break; }
