@@ -300,31 +300,31 @@ _HASHERS: dict[type, Callable[[Any, Renaming], int]] = {
 
 
 def _hasher_for(t: type) -> Callable[[Any, Renaming], int]:
-    """The hasher of a type met for the first time (records and enums: per class);
-    a type states cannot hold is refused by name."""
-    kind = kind_of(t)
+    """The hasher of a type met for the first time (records and enums: per class,
+    from the chain start :func:`checker.values.native.type_info` gives the C core
+    too); a type states cannot hold is refused by name."""
+    from checker.values.native import type_info
+
+    kind, start, fields = type_info(t)
     hasher: Callable[[Any, Renaming], int]
-    if kind is Kind.NAMEDTUPLE:
-        start = _h.record_seed(_h.S_RECORD, qualified_name(t))
+    if kind == Kind.NAMEDTUPLE:
 
         def hasher(v: Any, ren: Renaming) -> int:
             return _chain(start, v, ren)
 
-    elif kind is Kind.DATACLASS:
-        dstart = _h.record_seed(_h.S_DATACLASS, qualified_name(t))
-        names = record_fields(t)
+    elif kind == Kind.DATACLASS:
+        names = fields or ()
 
         def hasher(v: Any, ren: Renaming) -> int:
-            return _chain(dstart, [getattr(v, n) for n in names], ren)
+            return _chain(start, [getattr(v, n) for n in names], ren)
 
-    elif kind is Kind.ENUM:
-        cls = qualified_name(t)
+    elif kind == Kind.ENUM:
 
         def hasher(v: Any, ren: Renaming) -> int:
-            return _h.named_hash(_h.S_ENUM, cls, v.name)
+            return _h.step(start, _h.str_hash(v.name))
 
     else:  # (every other kind is in _HASHERS from the start)
-        raise AssertionError(f"no hasher for kind {kind.name}")
+        raise AssertionError(f"no hasher for kind {Kind(kind).name}")
     _HASHERS[t] = hasher
     return hasher
 
