@@ -37,6 +37,7 @@ from checker.base.errors import (
 from checker.model.renamings import renamings
 from checker.values import ModelValue
 from checker.values.fingerprint import encode, in_order
+from checker.values.native import NATIVE
 from checker.values.show import brief_message, is_message, show
 from checker.values.strict import strict_equal
 
@@ -154,12 +155,29 @@ def _identity(state: Any) -> Any:
 _HASH_ORDERED = (set, frozenset, PSet, PMap, PBag, immutables.Map)
 
 
+#: The successor loop in C (checker/values/_native.c), where the value core is built.
+_SUCCESSORS: Callable[..., Any] | None = NATIVE.successors if NATIVE is not None else None
+
+
 class _WrongType(Exception):
     """An action returned something that is not a state of the spec's type."""
 
     def __init__(self, value: Any) -> None:
         super().__init__()
         self.value = value
+
+    def evaluation_error(
+        self, name: str, params: tuple[Any, ...], state: Any, state_type: type | None
+    ) -> EvaluationError:
+        """The error a run reports: the action, and what it returned instead."""
+        return EvaluationError(
+            f"action {label_of(name, params)}",
+            TypeError(
+                f"it returned a {type(self.value).__name__}, not a "
+                f"{getattr(state_type, '__name__', '?')} state (or None)"
+            ),
+            state,
+        )
 
 
 def select_properties(cls: type[Spec], names: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -378,6 +396,23 @@ class CompiledSpec:
         return self._successors_of(self._plans, state)
 
     def _successors_of(self, plans: list[Any], state: Any) -> list[Successor]:
+        if _SUCCESSORS is not None:
+            # The same loop in C (the same calls in the same order): what it cannot
+            # return, an action's error or a wrong result, comes back to be raised
+            # here exactly as the loop below raises it.
+            got = _SUCCESSORS(plans, state, self.state_type, self._drawn_instances)
+            if type(got) is list:
+                return got
+            self._raise_failure(got, state)
+        return self._successors_in_python(plans, state)
+
+    def _raise_failure(self, got: tuple[str, str, tuple[Any, ...], Any], state: Any) -> None:
+        kind, name, params, value = got
+        if kind == "wrong":
+            raise _WrongType(value).evaluation_error(name, params, state, self.state_type)
+        raise EvaluationError(f"action {label_of(name, params)}", value, state) from value
+
+    def _successors_in_python(self, plans: list[Any], state: Any) -> list[Successor]:
         out: list[Successor] = []
         append = out.append
         state_type = self.state_type
@@ -397,14 +432,7 @@ class CompiledSpec:
                         raise _WrongType(nxt)
                     append((index, params, nxt))
             except _WrongType as wrong:
-                raise EvaluationError(
-                    f"action {label_of(name, params)}",
-                    TypeError(
-                        f"it returned a {type(wrong.value).__name__}, not a "
-                        f"{getattr(state_type, '__name__', '?')} state (or None)"
-                    ),
-                    state,
-                ) from None
+                raise wrong.evaluation_error(name, params, state, state_type) from None
             except MemoryError:
                 raise
             except Exception as exc:

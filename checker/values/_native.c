@@ -552,12 +552,15 @@ static int adjust_entry(u64 pos, PyObject *k, PyObject *x, PyObject *y, u64 *ter
     return 0;
 }
 
-/* map_update for two immutables.Map: their items walked side by side (no lists). */
-static PyObject *map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 term) {
+/* map_update for two immutables.Map: their items walked side by side (no lists).
+ * 1: *term updated; 0: declined (the keys differ); -1: an error. */
+static int map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 *term) {
     Py_ssize_t na = PyObject_Size(new), nb = PyObject_Size(old);
-    if (na < 0 || nb < 0) return NULL;
-    if (na != nb) Py_RETURN_NONE;
-    PyObject *ia = NULL, *ib = NULL, *va = NULL, *vb = NULL, *result = NULL;
+    if (na < 0 || nb < 0) return -1;
+    if (na != nb) return 0;
+    PyObject *ia = NULL, *ib = NULL, *va = NULL, *vb = NULL;
+    int result = -1;
+    u64 t = *term;
     va = PyObject_CallMethodNoArgs(new, s_items);
     if (va) vb = PyObject_CallMethodNoArgs(old, s_items);
     if (vb) ia = PyObject_GetIter(va);
@@ -566,11 +569,11 @@ static PyObject *map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 
     for (;;) {
         PyObject *pa = PyIter_Next(ia);
         if (pa == NULL) {
-            if (!PyErr_Occurred()) result = PyLong_FromUnsignedLongLong(term);
+            if (!PyErr_Occurred()) { *term = t; result = 1; }
             break;
         }
         PyObject *pb = PyIter_Next(ib);
-        if (pb == NULL) { Py_DECREF(pa); if (!PyErr_Occurred()) result = Py_NewRef(Py_None); break; }
+        if (pb == NULL) { Py_DECREF(pa); if (!PyErr_Occurred()) result = 0; break; }
         int bad = 0, differ = 0;
         if (!PyTuple_Check(pa) || !PyTuple_Check(pb) || PyTuple_GET_SIZE(pa) != 2 ||
             PyTuple_GET_SIZE(pb) != 2) {
@@ -580,15 +583,49 @@ static PyObject *map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 
             differ = 1;
         } else {
             bad = adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
-                               PyTuple_GET_ITEM(pb, 1), &term);
+                               PyTuple_GET_ITEM(pb, 1), &t);
         }
         Py_DECREF(pa);
         Py_DECREF(pb);
         if (bad) break;
-        if (differ) { result = Py_NewRef(Py_None); break; }
+        if (differ) { result = 0; break; }
     }
 done:
     Py_XDECREF(ia); Py_XDECREF(ib); Py_XDECREF(va); Py_XDECREF(vb);
+    return result;
+}
+
+/* The term of a map variable from its parent's (see map_update's doc): 1 done, 0
+ * declined (not two maps of one type with the very same keys in order), -1 error. */
+static int map_update_c(u64 pos, PyObject *new, PyObject *old, u64 *term) {
+    PyTypeObject *t = Py_TYPE(new);
+    if (t != Py_TYPE(old) || (t != T_map && t != T_pmap)) return 0;
+    if (t == T_map) return map_update_lockstep(pos, new, old, term);
+    PyObject *a = pairs_of(new);
+    if (a == NULL) return -1;
+    PyObject *b = pairs_of(old);
+    if (b == NULL) { Py_DECREF(a); return -1; }
+    int result = 0;
+    u64 sum = *term;
+    Py_ssize_t n = PyList_GET_SIZE(a);
+    if (n != PyList_GET_SIZE(b)) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
+        if (PyTuple_GET_ITEM(pa, 0) != PyTuple_GET_ITEM(pb, 0)) goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
+        if (adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
+                         PyTuple_GET_ITEM(pb, 1), &sum)) {
+            result = -1;
+            goto done;
+        }
+    }
+    *term = sum;
+    result = 1;
+done:
+    Py_DECREF(a);
+    Py_DECREF(b);
     return result;
 }
 
@@ -608,36 +645,239 @@ static PyObject *py_map_update(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     if (!ready()) return NULL;
-    PyObject *new = args[1], *old = args[2];
-    PyTypeObject *t = Py_TYPE(new);
-    if (t != Py_TYPE(old) || (t != T_map && t != T_pmap)) Py_RETURN_NONE;
     if (u64_arg(args[0], &pos) || u64_arg(args[3], &term)) return NULL;
-    if (t == T_map) return map_update_lockstep(pos, new, old, term);
-    PyObject *a = pairs_of(new);
-    if (a == NULL) return NULL;
-    PyObject *b = pairs_of(old);
-    if (b == NULL) { Py_DECREF(a); return NULL; }
-    PyObject *result = NULL;
-    Py_ssize_t n = PyList_GET_SIZE(a);
-    if (n != PyList_GET_SIZE(b)) goto fallback;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
-        if (PyTuple_GET_ITEM(pa, 0) != PyTuple_GET_ITEM(pb, 0)) goto fallback;
+    int r = map_update_c(pos, args[1], args[2], &term);
+    if (r < 0) return NULL;
+    if (r == 0) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(term);
+}
+
+/* Kinds whose variable term is not the position-mixed fingerprint of the value. */
+static inline int collection_kind(int kind) {
+    return kind == K_MAP || kind == K_PMAP || kind == K_FROZENSET || kind == K_PSET;
+}
+
+PyDoc_STRVAR(child_terms_doc,
+"child_terms(vals, pvals, pterms, update) -> (total, terms)\n\n"
+"StateFingerprinter.child without renamings, in C: per variable the parent's term\n"
+"when the value is the parent's very object; else the position-mixed fingerprint of\n"
+"a value that is not a set or map; a map's term updated from the parent's where the\n"
+"keys are the very same objects (map_update); otherwise update(position, value,\n"
+"parent value, parent term), the Python calculator.  total is the terms' sum mod 2^64.");
+
+static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "child_terms(vals, pvals, pterms, update)");
+        return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
-        if (adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
-                         PyTuple_GET_ITEM(pb, 1), &term))
-            goto done;
+    if (!ready()) return NULL;
+    PyObject *update = args[3];
+    /* (Tuples, or NamedTuples, from every model here; any sequence is taken.) */
+    PyObject *vals = PySequence_Tuple(args[0]), *pvals = NULL, *pterms = NULL, *terms = NULL;
+    if (vals) pvals = PySequence_Tuple(args[1]);
+    if (pvals) pterms = PySequence_Tuple(args[2]);
+    if (pterms == NULL) goto fail;
+    Py_ssize_t n = PyTuple_GET_SIZE(vals);
+    if (PyTuple_GET_SIZE(pvals) != n || PyTuple_GET_SIZE(pterms) != n) {
+        PyErr_SetString(PyExc_ValueError, "child_terms: the sequences differ in length");
+        goto fail;
     }
-    result = PyLong_FromUnsignedLongLong(term);
-    goto done;
-fallback:
-    result = Py_NewRef(Py_None);
-done:
-    Py_DECREF(a);
-    Py_DECREF(b);
-    return result;
+    terms = PyTuple_New(n);
+    if (terms == NULL) goto fail;
+    u64 total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(vals, i), *pv = PyTuple_GET_ITEM(pvals, i);
+        PyObject *pt = PyTuple_GET_ITEM(pterms, i);
+        PyObject *term = NULL;
+        u64 h;
+        if (v == pv) {
+            term = Py_NewRef(pt);
+        } else {
+            PyTypeObject *t = Py_TYPE(v);
+            int kind;
+            if (t == &PyLong_Type || t == &PyUnicode_Type || t == &PyTuple_Type ||
+                t == T_model || t == &PyBool_Type || v == Py_None) {
+                kind = K_INT; /* (any leaf or plain tuple: not a collection) */
+            } else {
+                TypeInfo ti;
+                if (type_info(t, &ti)) goto fail;
+                kind = ti.kind;
+            }
+            if (!collection_kind(kind)) {
+                if (fp(v, NULL, &h)) goto fail;
+                term = PyLong_FromUnsignedLongLong(mix_pos(h, (u64)i));
+            } else {
+                int r = 0;
+                if (kind == K_MAP || kind == K_PMAP) {
+                    if (u64_arg(pt, &h)) goto fail;
+                    r = map_update_c((u64)i, v, pv, &h);
+                    if (r < 0) goto fail;
+                }
+                if (r == 1) {
+                    term = PyLong_FromUnsignedLongLong(h);
+                } else {
+                    PyObject *pos = PyLong_FromSsize_t(i);
+                    if (pos == NULL) goto fail;
+                    PyObject *cargs[4] = {pos, v, pv, pt};
+                    term = PyObject_Vectorcall(update, cargs, 4, NULL);
+                    Py_DECREF(pos);
+                }
+            }
+            if (term == NULL) goto fail;
+        }
+        PyTuple_SET_ITEM(terms, i, term);
+        if (u64_arg(term, &h)) goto fail;
+        total += h;
+    }
+    PyObject *total_obj = PyLong_FromUnsignedLongLong(total);
+    if (total_obj == NULL) goto fail;
+    PyObject *res = PyTuple_Pack(2, total_obj, terms);
+    Py_DECREF(total_obj);
+    Py_DECREF(terms);
+    Py_DECREF(vals); Py_DECREF(pvals); Py_DECREF(pterms);
+    return res;
+fail:
+    Py_XDECREF(terms);
+    Py_XDECREF(vals); Py_XDECREF(pvals); Py_XDECREF(pterms);
+    return NULL;
+}
+
+/* ---- the successors of a state (CompiledSpec._successors_of) ------------------- */
+
+/* The failure of one action instance, for the caller to raise as its Python loop
+ * would: (kind, name, params, value) with kind "error" (value: the exception, its
+ * traceback kept) or "wrong" (value: what the action returned instead of a state). */
+static PyObject *failure(const char *kind, PyObject *name, PyObject *params, PyObject *value) {
+    return Py_BuildValue("(sOOO)", kind, name, params, value);
+}
+
+PyDoc_STRVAR(successors_doc,
+"successors(plans, state, state_type, drawn) -> list | tuple\n\n"
+"CompiledSpec._successors_of in C: for each plan (index, name, effect, guard,\n"
+"instances, dynamic, arity), its instances (drawn(name, dynamic, arity, state) when\n"
+"None), and per instance params the guard (when not None, by truth) then the effect,\n"
+"called with (state, *params); every result that is not None becomes\n"
+"(index, params, next).  The same calls in the same order as the Python loop.  On an\n"
+"action's exception (an Exception other than MemoryError) or a result of another\n"
+"type than state_type, the failure as a tuple (see failure()); anything else raised\n"
+"(MemoryError, KeyboardInterrupt, drawn's own error) propagates.");
+
+static PyObject *py_successors(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "successors(plans, state, state_type, drawn)");
+        return NULL;
+    }
+    PyObject *plans = args[0], *state = args[1], *state_type = args[2], *drawn = args[3];
+    if (!PyList_Check(plans)) {
+        PyErr_SetString(PyExc_TypeError, "successors: plans must be a list");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    PyObject *argv[9]; /* PY_VECTORCALL_ARGUMENTS_OFFSET slot, state, up to 7 params */
+    PyObject **heap = NULL;
+    Py_ssize_t heap_size = 0;
+    for (Py_ssize_t pi = 0; pi < PyList_GET_SIZE(plans); pi++) {
+        PyObject *plan = PyList_GET_ITEM(plans, pi);
+        if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 7) {
+            PyErr_SetString(PyExc_TypeError, "successors: a plan is a 7-tuple");
+            goto fail;
+        }
+        PyObject *index = PyTuple_GET_ITEM(plan, 0), *name = PyTuple_GET_ITEM(plan, 1);
+        PyObject *effect = PyTuple_GET_ITEM(plan, 2), *guard = PyTuple_GET_ITEM(plan, 3);
+        PyObject *instances = PyTuple_GET_ITEM(plan, 4);
+        PyObject *owned = NULL;
+        if (instances == Py_None) {
+            PyObject *dargs[4] = {name, PyTuple_GET_ITEM(plan, 5), PyTuple_GET_ITEM(plan, 6),
+                                  state};
+            owned = PyObject_Vectorcall(drawn, dargs, 4, NULL);
+            if (owned == NULL) goto fail;
+            instances = owned;
+        }
+        PyObject *seq = PySequence_Fast(instances, "an action's instances");
+        Py_XDECREF(owned);
+        if (seq == NULL) goto fail;
+        Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t k = 0; k < count; k++) {
+            PyObject *params = PySequence_Fast_GET_ITEM(seq, k);
+            if (!PyTuple_Check(params)) {
+                Py_DECREF(seq);
+                PyErr_SetString(PyExc_TypeError, "successors: an instance is a tuple");
+                goto fail;
+            }
+            Py_ssize_t np = PyTuple_GET_SIZE(params);
+            PyObject **av = argv;
+            if (np + 2 > (Py_ssize_t)(sizeof(argv) / sizeof(argv[0]))) {
+                if (np + 2 > heap_size) {
+                    PyObject **grown = PyMem_Realloc(heap, (size_t)(np + 2) * sizeof(PyObject *));
+                    if (grown == NULL) { Py_DECREF(seq); PyErr_NoMemory(); goto fail; }
+                    heap = grown;
+                    heap_size = np + 2;
+                }
+                av = heap;
+            }
+            av[1] = state;
+            for (Py_ssize_t j = 0; j < np; j++) av[j + 2] = PyTuple_GET_ITEM(params, j);
+            size_t nf = (size_t)(np + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET;
+            PyObject *nxt = NULL;
+            if (guard != Py_None) {
+                PyObject *ok = PyObject_Vectorcall(guard, av + 1, nf, NULL);
+                if (ok == NULL) goto action_failed;
+                int truth = PyObject_IsTrue(ok);
+                Py_DECREF(ok);
+                if (truth < 0) goto action_failed;
+                if (!truth) continue;
+            }
+            nxt = PyObject_Vectorcall(effect, av + 1, nf, NULL);
+            if (nxt == NULL) goto action_failed;
+            if (nxt == Py_None) { Py_DECREF(nxt); continue; }
+            if ((PyObject *)Py_TYPE(nxt) != state_type) {
+                PyObject *f = failure("wrong", name, params, nxt);
+                Py_DECREF(nxt);
+                Py_DECREF(seq);
+                Py_DECREF(out);
+                PyMem_Free(heap);
+                return f;
+            }
+            PyObject *succ = PyTuple_Pack(3, index, params, nxt);
+            Py_DECREF(nxt);
+            if (succ == NULL || PyList_Append(out, succ) < 0) {
+                Py_XDECREF(succ);
+                Py_DECREF(seq);
+                goto fail;
+            }
+            Py_DECREF(succ);
+            continue;
+        action_failed:
+            /* As the Python loop's `except Exception` (MemoryError re-raised): */
+            if (!PyErr_ExceptionMatches(PyExc_Exception) ||
+                PyErr_ExceptionMatches(PyExc_MemoryError)) {
+                Py_DECREF(seq);
+                goto fail;
+            }
+            {
+                PyObject *et, *ev, *tb;
+                PyErr_Fetch(&et, &ev, &tb);
+                PyErr_NormalizeException(&et, &ev, &tb);
+                if (tb != NULL) PyException_SetTraceback(ev, tb);
+                PyObject *f = failure("error", name, params, ev);
+                Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+                Py_DECREF(seq);
+                Py_DECREF(out);
+                PyMem_Free(heap);
+                return f;
+            }
+        }
+        Py_DECREF(seq);
+    }
+    PyMem_Free(heap);
+    return out;
+fail:
+    PyMem_Free(heap);
+    Py_DECREF(out);
+    return NULL;
 }
 
 /* ---- type-strict equality ---------------------------------------------------- */
@@ -1003,6 +1243,8 @@ static PyMethodDef methods[] = {
     {"entry_term", (PyCFunction)(void (*)(void))py_entry_term, METH_FASTCALL, entry_term_doc},
     {"element_term", (PyCFunction)(void (*)(void))py_element_term, METH_FASTCALL, element_term_doc},
     {"map_update", (PyCFunction)(void (*)(void))py_map_update, METH_FASTCALL, map_update_doc},
+    {"successors", (PyCFunction)(void (*)(void))py_successors, METH_FASTCALL, successors_doc},
+    {"child_terms", (PyCFunction)(void (*)(void))py_child_terms, METH_FASTCALL, child_terms_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},
     {NULL, NULL, 0, NULL},

@@ -789,13 +789,17 @@ class StateFingerprinter:
     (structural sharing makes most of them so), and a set or map only by what changed.
     """
 
-    __slots__ = ("calc", "lanes", "nvars", "renamings")
+    __slots__ = ("calc", "in_c", "lanes", "nvars", "renamings")
 
     def __init__(self, nvars: int, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.nvars = nvars
         self.calc = TermCalculator(renamings)
         self.renamings = self.calc.rens
         self.lanes = self.calc.lanes
+        # Without renamings the C core runs the whole per-variable loop of
+        # :meth:`child` (the sets, and maps whose keys changed, call back into
+        # ``calc.update``): the same terms, without a Python call per variable.
+        self.in_c = _NATIVE is not None and self.lanes is None
 
     def term(self, position: int, value: Any) -> int:
         """One variable's term (see :func:`variable_term`), or the packed vector of
@@ -817,6 +821,8 @@ class StateFingerprinter:
         self, vals: tuple[Any, ...], pvals: tuple[Any, ...], pterms: tuple[int, ...]
     ) -> tuple[int, tuple[int, ...]]:
         """Fingerprint of a successor, re-encoding only the variables that changed."""
+        if self.in_c:
+            return _NATIVE.child_terms(vals, pvals, pterms, self.calc.update)  # type: ignore[no-any-return]
         terms = list(pterms)
         update = self.calc.update
         for i in range(self.nvars):
