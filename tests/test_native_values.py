@@ -508,3 +508,42 @@ def test_the_c_successor_loop_reports_what_the_python_one_does() -> None:
         model.initial_states()
         with pytest.raises(exc):
             model._successors_of(model._plans, S(0))
+
+
+@given(
+    st.one_of(
+        st.dictionaries(HASHABLE_KEYS, values(1), max_size=5).map(immutables.Map),
+        st.dictionaries(HASHABLE_KEYS, values(1), max_size=5).map(pmap),
+        st.frozensets(st.one_of(ATOMS, st.builds(Ping, ATOMS, ATOMS)), max_size=5),
+        st.lists(ATOMS, max_size=5).map(pset),
+        values(1),
+    ),
+    st.data(),
+    st.integers(0, 40),
+)
+def test_the_c_lanes_are_the_python_ones(old: Any, data: st.DataObject, position: int) -> None:
+    """Under symmetry a variable's term is a packed vector, a lane per renaming: the C
+    core's (afresh, and updated from the parent's by what changed) has in every lane
+    the term of the value renamed, as the Python calculator's lanes do."""
+    import checker.values.fingerprint as fpm
+    from checker.values.fingerprint import TermCalculator, variable_term
+
+    if type(old) in (immutables.Map, type(pmap())) and len(old):
+        k = data.draw(st.sampled_from(sorted(old, key=repr)))
+        new = old.set(k, data.draw(values(1))).set(S[1], 0)
+    elif type(old) in (frozenset, type(pset())):
+        new = (old | {S[0], ("new",)}) - set(list(old)[:1])
+    else:
+        new = data.draw(values(1))
+    rens = [{}, SWAP, ROTATE]
+    calc = TermCalculator(rens)
+    assert calc.lanes is not None
+    in_c = calc.term(position, old), calc.update(position, new, old, calc.term(position, old))
+    native, fpm._NATIVE = fpm._NATIVE, None
+    try:
+        in_py = calc.term(position, old), calc.update(position, new, old, calc.term(position, old))
+    finally:
+        fpm._NATIVE = native
+    assert in_c == in_py
+    want = [variable_term(position, new, r or None) for r in rens]
+    assert list(calc.lanes.split(in_c[1])) == want

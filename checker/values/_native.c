@@ -743,6 +743,171 @@ fail:
     return NULL;
 }
 
+/* ---- packed lanes (fingerprint.Lanes): one 10-byte lane per renaming ----------- */
+
+#define LANE_BYTES 10
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define LONG_AS_BYTES(v, b, n) _PyLong_AsByteArray((PyLongObject *)(v), (b), (n), 1, 0, 1)
+#else
+#define LONG_AS_BYTES(v, b, n) _PyLong_AsByteArray((PyLongObject *)(v), (b), (n), 1, 0)
+#endif
+
+/* A packed vector's lanes, each mod 2^64 (Lanes.split). */
+static int lanes_read(PyObject *packed, Py_ssize_t n, unsigned char *buf, u64 *out) {
+    if (!PyLong_Check(packed)) {
+        PyErr_SetString(PyExc_TypeError, "a packed vector is an int");
+        return -1;
+    }
+    if (LONG_AS_BYTES(packed, buf, (size_t)(n * LANE_BYTES)) < 0) return -1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        u64 x = 0;
+        for (int b = 7; b >= 0; b--) x = (x << 8) | buf[r * LANE_BYTES + b];
+        out[r] = x;
+    }
+    return 0;
+}
+
+/* The packed vector of lanes (Lanes.pack, each lane < 2^64). */
+static PyObject *lanes_make(const u64 *lanes, Py_ssize_t n, unsigned char *buf) {
+    for (Py_ssize_t r = 0; r < n; r++) {
+        u64 x = lanes[r];
+        for (int b = 0; b < 8; b++) { buf[r * LANE_BYTES + b] = (unsigned char)(x & 0xFF); x >>= 8; }
+        buf[r * LANE_BYTES + 8] = buf[r * LANE_BYTES + 9] = 0;
+    }
+    return _PyLong_FromByteArray(buf, (size_t)(n * LANE_BYTES), 1, 0);
+}
+
+/* The renamings of a sequence, each NULL (none) or a dict, as a new array. */
+static PyObject **renamings_of(PyObject *seq, Py_ssize_t *n) {
+    *n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **rens = PyMem_Malloc((size_t)(*n ? *n : 1) * sizeof(PyObject *));
+    if (rens == NULL) { PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t r = 0; r < *n; r++) {
+        if (renaming_arg(PySequence_Fast_GET_ITEM(seq, r), &rens[r])) {
+            PyMem_Free(rens);
+            return NULL;
+        }
+    }
+    return rens;
+}
+
+/* Adds sign * the term of each member (set) or (key, value) pair (map) of items to
+ * every lane. */
+static int lanes_add(PyObject *items, int pairs, int sign, u64 pos, PyObject **rens,
+                     Py_ssize_t n, u64 *lanes) {
+    if (items == Py_None) return 0;
+    PyObject *it = PyObject_GetIter(items);
+    if (it == NULL) return -1;
+    PyObject *x;
+    while ((x = PyIter_Next(it)) != NULL) {
+        for (Py_ssize_t r = 0; r < n; r++) {
+            u64 term, a, b;
+            if (pairs) {
+                if (!PyTuple_Check(x) || PyTuple_GET_SIZE(x) != 2) {
+                    PyErr_SetString(PyExc_TypeError, "lanes_adjust: a map's change is a pair");
+                    goto bad;
+                }
+                if (fp(PyTuple_GET_ITEM(x, 0), rens[r], &a) ||
+                    fp(PyTuple_GET_ITEM(x, 1), rens[r], &b))
+                    goto bad;
+                term = mix_pos(a * GOLDEN + b, pos);
+            } else {
+                if (fp(x, rens[r], &a)) goto bad;
+                term = mix_pos(a, pos + 12288);
+            }
+            lanes[r] = sign > 0 ? lanes[r] + term : lanes[r] - term;
+        }
+        Py_DECREF(x);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+bad:
+    Py_DECREF(x);
+    Py_DECREF(it);
+    return -1;
+}
+
+PyDoc_STRVAR(lanes_adjust_doc,
+"lanes_adjust(position, old_term, renamings, added, removed, plus, minus) -> int\n\n"
+"TermCalculator._adjust under renamings, in C: the packed term of a set variable with\n"
+"the members added and removed (plus and minus None), or of a map variable with the\n"
+"(key, value) pairs plus and minus (added and removed None), each lane adjusted by\n"
+"the member's or entry's term under its renaming.");
+
+static PyObject *py_lanes_adjust(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    u64 pos;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError,
+                        "lanes_adjust(position, old_term, renamings, added, removed, plus, minus)");
+        return NULL;
+    }
+    if (!ready() || u64_arg(args[0], &pos)) return NULL;
+    PyObject *seq = PySequence_Fast(args[2], "renamings must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n;
+    PyObject **rens = renamings_of(seq, &n);
+    PyObject *res = NULL;
+    u64 *lanes = NULL;
+    unsigned char *buf = NULL;
+    if (rens == NULL) goto done;
+    lanes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(u64));
+    buf = PyMem_Malloc((size_t)(n ? n : 1) * LANE_BYTES);
+    if (lanes == NULL || buf == NULL) { PyErr_NoMemory(); goto done; }
+    if (lanes_read(args[1], n, buf, lanes)) goto done;
+    if (lanes_add(args[3], 0, 1, pos, rens, n, lanes) ||
+        lanes_add(args[4], 0, -1, pos, rens, n, lanes) ||
+        lanes_add(args[5], 1, 1, pos, rens, n, lanes) ||
+        lanes_add(args[6], 1, -1, pos, rens, n, lanes))
+        goto done;
+    res = lanes_make(lanes, n, buf);
+done:
+    PyMem_Free(lanes);
+    PyMem_Free(buf);
+    PyMem_Free(rens);
+    Py_DECREF(seq);
+    return res;
+}
+
+PyDoc_STRVAR(lanes_scalar_doc,
+"lanes_scalar(position, value, renamings) -> int\n\n"
+"TermCalculator._scalar under renamings, in C: the packed vector of the value's\n"
+"position-mixed fingerprint under each renaming.");
+
+static PyObject *py_lanes_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    u64 pos;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "lanes_scalar(position, value, renamings)");
+        return NULL;
+    }
+    if (!ready() || u64_arg(args[0], &pos)) return NULL;
+    PyObject *seq = PySequence_Fast(args[2], "renamings must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n;
+    PyObject **rens = renamings_of(seq, &n);
+    PyObject *res = NULL;
+    u64 *lanes = NULL;
+    unsigned char *buf = NULL;
+    if (rens == NULL) goto done;
+    lanes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(u64));
+    buf = PyMem_Malloc((size_t)(n ? n : 1) * LANE_BYTES);
+    if (lanes == NULL || buf == NULL) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        u64 h;
+        if (fp(args[1], rens[r], &h)) goto done;
+        lanes[r] = mix_pos(h, pos);
+    }
+    res = lanes_make(lanes, n, buf);
+done:
+    PyMem_Free(lanes);
+    PyMem_Free(buf);
+    PyMem_Free(rens);
+    Py_DECREF(seq);
+    return res;
+}
+
 /* ---- the successors of a state (CompiledSpec._successors_of) ------------------- */
 
 /* The failure of one action instance, for the caller to raise as its Python loop
@@ -1244,6 +1409,8 @@ static PyMethodDef methods[] = {
     {"element_term", (PyCFunction)(void (*)(void))py_element_term, METH_FASTCALL, element_term_doc},
     {"map_update", (PyCFunction)(void (*)(void))py_map_update, METH_FASTCALL, map_update_doc},
     {"successors", (PyCFunction)(void (*)(void))py_successors, METH_FASTCALL, successors_doc},
+    {"lanes_adjust", (PyCFunction)(void (*)(void))py_lanes_adjust, METH_FASTCALL, lanes_adjust_doc},
+    {"lanes_scalar", (PyCFunction)(void (*)(void))py_lanes_scalar, METH_FASTCALL, lanes_scalar_doc},
     {"child_terms", (PyCFunction)(void (*)(void))py_child_terms, METH_FASTCALL, child_terms_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},

@@ -586,6 +586,8 @@ class TermCalculator:
     def _scalar(self, position: int, value: Any) -> int:
         if self.lanes is None:
             return mix(fingerprint(value), position)
+        if _NATIVE is not None:
+            return _NATIVE.lanes_scalar(position, value, self.rens)  # type: ignore[no-any-return]
         return self._pack([mix(fingerprint(value, r), position) for r in self.rens])
 
     def fps(self, x: Any) -> tuple[int, ...]:
@@ -633,6 +635,15 @@ class TermCalculator:
         if kind == _SCALAR:
             return self.scalar_term(position, value)
         n = len(self.rens)
+        if _NATIVE is not None and self.lanes is not None:
+            # Every lane at once in C: the kind's tag, plus each entry's or member's term.
+            tags = self._pack(
+                [(map_tag if kind == _MAPPING else set_tag)(position, _TAG_KIND[t])] * n
+            )
+            if kind == _MAPPING:
+                pairs = list(value.items()) if t is not PMAP_TYPE else _items(value)
+                return self._adjust(tags, position, None, None, pairs, [])
+            return self._adjust(tags, position, value, (), None, None)
         if kind == _MAPPING:
             items = value.items() if t is not PMAP_TYPE else _items(value)
             totals = [map_tag(position, _TAG_KIND[t])] * n
@@ -737,6 +748,10 @@ class TermCalculator:
             for k, x in minus:
                 total -= entry_term(position, fps(k)[0], fps(x)[0])
             return total & _MASK64
+        if _NATIVE is not None:
+            return _NATIVE.lanes_adjust(  # type: ignore[no-any-return]
+                position, old_term, self.rens, added, removed, plus, minus
+            )
         n = len(self.rens)
         totals: list[int] = list(lanes.split(old_term))
         if added is not None:
