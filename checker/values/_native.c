@@ -476,6 +476,15 @@ static inline u64 mix_pos(u64 f, u64 position) {
     return fin(f ^ (GOLDEN * (position + 1)));
 }
 
+/* fingerprint.entry_term and element_term: one definition for every caller here. */
+static inline u64 entry_term_c(u64 position, u64 key_fp, u64 value_fp) {
+    return mix_pos(key_fp * GOLDEN + value_fp, position);
+}
+
+static inline u64 element_term_c(u64 position, u64 element_fp) {
+    return mix_pos(element_fp, position + 12288);
+}
+
 static int u64_arg(PyObject *o, u64 *out) {
     /* Python's terms are taken mod 2^64 (a sum of terms may exceed it). */
     *out = PyLong_AsUnsignedLongLongMask(o);
@@ -503,7 +512,7 @@ static PyObject *py_entry_term(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     if (u64_arg(args[0], &p) || u64_arg(args[1], &k) || u64_arg(args[2], &x)) return NULL;
-    return PyLong_FromUnsignedLongLong(mix_pos(k * GOLDEN + x, p));
+    return PyLong_FromUnsignedLongLong(entry_term_c(p, k, x));
 }
 
 PyDoc_STRVAR(element_term_doc,
@@ -517,7 +526,7 @@ static PyObject *py_element_term(PyObject *self, PyObject *const *args, Py_ssize
         return NULL;
     }
     if (u64_arg(args[0], &p) || u64_arg(args[1], &e)) return NULL;
-    return PyLong_FromUnsignedLongLong(mix_pos(e, p + 12288));
+    return PyLong_FromUnsignedLongLong(element_term_c(p, e));
 }
 
 /* The (key, value) pairs of a Map or pmap, in its iteration order, as a new list of
@@ -548,7 +557,7 @@ static int adjust_entry(u64 pos, PyObject *k, PyObject *x, PyObject *y, u64 *ter
     if (same) return 0;
     u64 kf, xf, yf;
     if (fp(k, NULL, &kf) || fp(x, NULL, &xf) || fp(y, NULL, &yf)) return -1;
-    *term += mix_pos(kf * GOLDEN + xf, pos) - mix_pos(kf * GOLDEN + yf, pos);
+    *term += entry_term_c(pos, kf, xf) - entry_term_c(pos, kf, yf);
     return 0;
 }
 
@@ -694,16 +703,9 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
         if (v == pv) {
             term = Py_NewRef(pt);
         } else {
-            PyTypeObject *t = Py_TYPE(v);
-            int kind;
-            if (t == &PyLong_Type || t == &PyUnicode_Type || t == &PyTuple_Type ||
-                t == T_model || t == &PyBool_Type || v == Py_None) {
-                kind = K_INT; /* (any leaf or plain tuple: not a collection) */
-            } else {
-                TypeInfo ti;
-                if (type_info(t, &ti)) goto fail;
-                kind = ti.kind;
-            }
+            TypeInfo ti; /* (the builtin kinds by pointer, before any lookup) */
+            if (type_info(Py_TYPE(v), &ti)) goto fail;
+            int kind = ti.kind;
             if (!collection_kind(kind)) {
                 if (fp(v, NULL, &h)) goto fail;
                 term = PyLong_FromUnsignedLongLong(mix_pos(h, (u64)i));
@@ -792,6 +794,34 @@ static PyObject **renamings_of(PyObject *seq, Py_ssize_t *n) {
     return rens;
 }
 
+/* What a lanes_* call works with: the renamings, and a lane and byte buffer each. */
+typedef struct {
+    PyObject *seq;
+    PyObject **rens;
+    Py_ssize_t n;
+    u64 *lanes;
+    unsigned char *buf;
+} LaneWork;
+
+static void lanes_end(LaneWork *w) {
+    PyMem_Free(w->lanes);
+    PyMem_Free(w->buf);
+    PyMem_Free(w->rens);
+    Py_XDECREF(w->seq);
+}
+
+static int lanes_begin(LaneWork *w, PyObject *renamings) {
+    *w = (LaneWork){NULL, NULL, 0, NULL, NULL};
+    w->seq = PySequence_Fast(renamings, "renamings must be a sequence");
+    if (w->seq == NULL) return -1;
+    w->rens = renamings_of(w->seq, &w->n);
+    if (w->rens == NULL) { lanes_end(w); return -1; }
+    w->lanes = PyMem_Malloc((size_t)(w->n ? w->n : 1) * sizeof(u64));
+    w->buf = PyMem_Malloc((size_t)(w->n ? w->n : 1) * LANE_BYTES);
+    if (w->lanes == NULL || w->buf == NULL) { PyErr_NoMemory(); lanes_end(w); return -1; }
+    return 0;
+}
+
 /* Adds sign * the term of each member (set) or (key, value) pair (map) of items to
  * every lane. */
 static int lanes_add(PyObject *items, int pairs, int sign, u64 pos, PyObject **rens,
@@ -811,10 +841,10 @@ static int lanes_add(PyObject *items, int pairs, int sign, u64 pos, PyObject **r
                 if (fp(PyTuple_GET_ITEM(x, 0), rens[r], &a) ||
                     fp(PyTuple_GET_ITEM(x, 1), rens[r], &b))
                     goto bad;
-                term = mix_pos(a * GOLDEN + b, pos);
+                term = entry_term_c(pos, a, b);
             } else {
                 if (fp(x, rens[r], &a)) goto bad;
-                term = mix_pos(a, pos + 12288);
+                term = element_term_c(pos, a);
             }
             lanes[r] = sign > 0 ? lanes[r] + term : lanes[r] - term;
         }
@@ -838,35 +868,21 @@ PyDoc_STRVAR(lanes_adjust_doc,
 static PyObject *py_lanes_adjust(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     u64 pos;
+    LaneWork w;
     if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError,
                         "lanes_adjust(position, old_term, renamings, added, removed, plus, minus)");
         return NULL;
     }
-    if (!ready() || u64_arg(args[0], &pos)) return NULL;
-    PyObject *seq = PySequence_Fast(args[2], "renamings must be a sequence");
-    if (seq == NULL) return NULL;
-    Py_ssize_t n;
-    PyObject **rens = renamings_of(seq, &n);
+    if (!ready() || u64_arg(args[0], &pos) || lanes_begin(&w, args[2])) return NULL;
     PyObject *res = NULL;
-    u64 *lanes = NULL;
-    unsigned char *buf = NULL;
-    if (rens == NULL) goto done;
-    lanes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(u64));
-    buf = PyMem_Malloc((size_t)(n ? n : 1) * LANE_BYTES);
-    if (lanes == NULL || buf == NULL) { PyErr_NoMemory(); goto done; }
-    if (lanes_read(args[1], n, buf, lanes)) goto done;
-    if (lanes_add(args[3], 0, 1, pos, rens, n, lanes) ||
-        lanes_add(args[4], 0, -1, pos, rens, n, lanes) ||
-        lanes_add(args[5], 1, 1, pos, rens, n, lanes) ||
-        lanes_add(args[6], 1, -1, pos, rens, n, lanes))
-        goto done;
-    res = lanes_make(lanes, n, buf);
-done:
-    PyMem_Free(lanes);
-    PyMem_Free(buf);
-    PyMem_Free(rens);
-    Py_DECREF(seq);
+    if (!lanes_read(args[1], w.n, w.buf, w.lanes) &&
+        !lanes_add(args[3], 0, 1, pos, w.rens, w.n, w.lanes) &&
+        !lanes_add(args[4], 0, -1, pos, w.rens, w.n, w.lanes) &&
+        !lanes_add(args[5], 1, 1, pos, w.rens, w.n, w.lanes) &&
+        !lanes_add(args[6], 1, -1, pos, w.rens, w.n, w.lanes))
+        res = lanes_make(w.lanes, w.n, w.buf);
+    lanes_end(&w);
     return res;
 }
 
@@ -878,33 +894,21 @@ PyDoc_STRVAR(lanes_scalar_doc,
 static PyObject *py_lanes_scalar(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     u64 pos;
+    LaneWork w;
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "lanes_scalar(position, value, renamings)");
         return NULL;
     }
-    if (!ready() || u64_arg(args[0], &pos)) return NULL;
-    PyObject *seq = PySequence_Fast(args[2], "renamings must be a sequence");
-    if (seq == NULL) return NULL;
-    Py_ssize_t n;
-    PyObject **rens = renamings_of(seq, &n);
+    if (!ready() || u64_arg(args[0], &pos) || lanes_begin(&w, args[2])) return NULL;
     PyObject *res = NULL;
-    u64 *lanes = NULL;
-    unsigned char *buf = NULL;
-    if (rens == NULL) goto done;
-    lanes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(u64));
-    buf = PyMem_Malloc((size_t)(n ? n : 1) * LANE_BYTES);
-    if (lanes == NULL || buf == NULL) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t r = 0; r < n; r++) {
+    Py_ssize_t r = 0;
+    for (; r < w.n; r++) {
         u64 h;
-        if (fp(args[1], rens[r], &h)) goto done;
-        lanes[r] = mix_pos(h, pos);
+        if (fp(args[1], w.rens[r], &h)) break;
+        w.lanes[r] = mix_pos(h, pos);
     }
-    res = lanes_make(lanes, n, buf);
-done:
-    PyMem_Free(lanes);
-    PyMem_Free(buf);
-    PyMem_Free(rens);
-    Py_DECREF(seq);
+    if (r == w.n) res = lanes_make(w.lanes, w.n, w.buf);
+    lanes_end(&w);
     return res;
 }
 
