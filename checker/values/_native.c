@@ -646,19 +646,151 @@ PyDoc_STRVAR(map_update_doc,
 "the values that are not the same value; None when the keys differ (the caller\n"
 "takes its general path).");
 
-static PyObject *py_map_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
+/* A term update (map_update_c, set_update_c) called from Python: (position, new,
+ * old, old_term) -> the term, or None where it declines. */
+typedef int (*term_update_fn)(u64 pos, PyObject *new, PyObject *old, u64 *term);
+
+static PyObject *term_update_call(PyObject *const *args, Py_ssize_t nargs, term_update_fn f,
+                                  const char *usage) {
     u64 pos, term;
     if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "map_update(position, new, old, old_term)");
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
     if (!ready()) return NULL;
     if (u64_arg(args[0], &pos) || u64_arg(args[3], &term)) return NULL;
-    int r = map_update_c(pos, args[1], args[2], &term);
+    int r = f(pos, args[1], args[2], &term);
     if (r < 0) return NULL;
     if (r == 0) Py_RETURN_NONE;
     return PyLong_FromUnsignedLongLong(term);
+}
+
+static PyObject *py_map_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return term_update_call(args, nargs, map_update_c, "map_update(position, new, old, old_term)");
+}
+
+/* ---- a set variable's term from its parent's ------------------------------------ */
+
+/* Members' addresses, in an open-addressed table (a set variable's parent holds tens
+ * of members; a Python set of ids would cost an int object per member). */
+typedef struct {
+    PyObject **slots;
+    size_t mask;
+    PyObject *small[128];
+} PtrSet;
+
+static int ptrset_init(PtrSet *s, Py_ssize_t n) {
+    size_t size = 16;
+    while (size < (size_t)n * 2) size <<= 1;
+    if (size <= 128) {
+        s->slots = s->small;
+    } else {
+        s->slots = PyMem_Calloc(size, sizeof(PyObject *));
+        if (s->slots == NULL) { PyErr_NoMemory(); return -1; }
+    }
+    memset(s->slots, 0, size * sizeof(PyObject *));
+    s->mask = size - 1;
+    return 0;
+}
+
+static void ptrset_free(PtrSet *s) {
+    if (s->slots != s->small) PyMem_Free(s->slots);
+}
+
+static inline size_t ptr_slot(const PtrSet *s, PyObject *p) {
+    return (size_t)fin((u64)(uintptr_t)p) & s->mask;
+}
+
+static void ptrset_add(PtrSet *s, PyObject *p) {
+    size_t i = ptr_slot(s, p);
+    while (s->slots[i] != NULL && s->slots[i] != p) i = (i + 1) & s->mask;
+    s->slots[i] = p;
+}
+
+static int ptrset_has(const PtrSet *s, PyObject *p) {
+    size_t i = ptr_slot(s, p);
+    while (s->slots[i] != NULL) {
+        if (s->slots[i] == p) return 1;
+        i = (i + 1) & s->mask;
+    }
+    return 0;
+}
+
+/* The members of `set` into a table of addresses (the set keeps them alive). */
+static int ptrset_fill(PtrSet *s, PyObject *set) {
+    if (ptrset_init(s, PySet_GET_SIZE(set))) return -1;
+    PyObject *it = PyObject_GetIter(set), *x;
+    if (it == NULL) { ptrset_free(s); return -1; }
+    while ((x = PyIter_Next(it)) != NULL) {
+        ptrset_add(s, x);
+        Py_DECREF(x);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) { ptrset_free(s); return -1; }
+    return 0;
+}
+
+/* *sum plus (sign > 0) or minus the element terms of the members of `set` that are
+ * not in `others` by address; `shared` counts those that are. */
+static int set_side(u64 pos, PyObject *set, const PtrSet *others, int sign, u64 *sum,
+                    Py_ssize_t *shared) {
+    PyObject *it = PyObject_GetIter(set);
+    if (it == NULL) return -1;
+    PyObject *x;
+    int bad = 0;
+    while (!bad && (x = PyIter_Next(it)) != NULL) {
+        if (ptrset_has(others, x)) {
+            (*shared)++;
+        } else {
+            u64 f;
+            if (fp(x, NULL, &f)) bad = 1;
+            else if (sign > 0) *sum += element_term_c(pos, f);
+            else *sum -= element_term_c(pos, f);
+        }
+        Py_DECREF(x);
+    }
+    Py_DECREF(it);
+    return bad || PyErr_Occurred() ? -1 : 0;
+}
+
+/* The term of a frozenset variable from its parent's.  A set's term is its tag plus
+ * one element term per member, so the new set's is the parent's plus the terms of
+ * its members that are not the parent's very objects, minus those of the parent's
+ * members that are not its own: no == at all (a member swapped for a Python-equal
+ * twin is one term out and one in; a strictly equal copy, the same term out and in).
+ * Set operations keep the members' objects, so an action that added or took a
+ * member pays for that member only.  1 done, 0 declined (not two frozensets), -1 an
+ * error. */
+static int set_update_c(u64 pos, PyObject *new, PyObject *old, u64 *term) {
+    if (Py_TYPE(new) != &PyFrozenSet_Type || Py_TYPE(old) != &PyFrozenSet_Type) return 0;
+    PtrSet olds;
+    if (ptrset_fill(&olds, old)) return -1;
+    u64 sum = *term;
+    Py_ssize_t kept = 0, unused = 0;
+    int bad = set_side(pos, new, &olds, 1, &sum, &kept);
+    ptrset_free(&olds);
+    if (bad) return -1;
+    if (kept < PySet_GET_SIZE(old)) { /* (a set that only grew has none removed) */
+        PtrSet news;
+        if (ptrset_fill(&news, new)) return -1;
+        bad = set_side(pos, old, &news, -1, &sum, &unused);
+        ptrset_free(&news);
+        if (bad) return -1;
+    }
+    *term = sum;
+    return 1;
+}
+
+PyDoc_STRVAR(set_update_doc,
+"set_update(position, new, old, old_term) -> int | None\n\n"
+"The term of a frozenset-valued variable (fingerprint.variable_term, no renaming)\n"
+"from its parent's: adjusted by the members of each that are not the other's very\n"
+"objects; None when new and old are not both frozensets.");
+
+static PyObject *py_set_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return term_update_call(args, nargs, set_update_c, "set_update(position, new, old, old_term)");
 }
 
 /* Kinds whose variable term is not the position-mixed fingerprint of the value. */
@@ -671,7 +803,8 @@ PyDoc_STRVAR(child_terms_doc,
 "StateFingerprinter.child without renamings, in C: per variable the parent's term\n"
 "when the value is the parent's very object; else the position-mixed fingerprint of\n"
 "a value that is not a set or map; a map's term updated from the parent's where the\n"
-"keys are the very same objects (map_update); otherwise update(position, value,\n"
+"keys are the very same objects (map_update), a frozenset's by the members that are\n"
+"not the parent's very objects (set_update); otherwise update(position, value,\n"
 "parent value, parent term), the Python calculator.  total is the terms' sum mod 2^64.");
 
 static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -714,6 +847,10 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
                 if (kind == K_MAP || kind == K_PMAP) {
                     if (u64_arg(pt, &h)) goto fail;
                     r = map_update_c((u64)i, v, pv, &h);
+                    if (r < 0) goto fail;
+                } else if (kind == K_FROZENSET) {
+                    if (u64_arg(pt, &h)) goto fail;
+                    r = set_update_c((u64)i, v, pv, &h);
                     if (r < 0) goto fail;
                 }
                 if (r == 1) {
@@ -1412,6 +1549,7 @@ static PyMethodDef methods[] = {
     {"entry_term", (PyCFunction)(void (*)(void))py_entry_term, METH_FASTCALL, entry_term_doc},
     {"element_term", (PyCFunction)(void (*)(void))py_element_term, METH_FASTCALL, element_term_doc},
     {"map_update", (PyCFunction)(void (*)(void))py_map_update, METH_FASTCALL, map_update_doc},
+    {"set_update", (PyCFunction)(void (*)(void))py_set_update, METH_FASTCALL, set_update_doc},
     {"successors", (PyCFunction)(void (*)(void))py_successors, METH_FASTCALL, successors_doc},
     {"lanes_adjust", (PyCFunction)(void (*)(void))py_lanes_adjust, METH_FASTCALL, lanes_adjust_doc},
     {"lanes_scalar", (PyCFunction)(void (*)(void))py_lanes_scalar, METH_FASTCALL, lanes_scalar_doc},

@@ -684,6 +684,12 @@ class TermCalculator:
             new = frozenset([k for k, _ in _items(new._map)])  # type: ignore[attr-defined]
             old = frozenset([k for k, _ in _items(old._map)])
         if type(new) is frozenset and type(old) is frozenset:
+            if _NATIVE is not None and self.lanes is None:
+                # In C, by the members that are not the parent's very objects (no ==,
+                # no set differences: a set an action added to pays for one member).
+                term = _NATIVE.set_update(position, new, old, old_term)
+                if term is not None:
+                    return term  # type: ignore[no-any-return]
             added: Any = new - old
             removed: Any = old - new
             # Set difference pairs elements by ==: exact only when the elements both
