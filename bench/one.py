@@ -68,8 +68,8 @@ TWINS = {
 
 def _spec_alone(instance: Any) -> float:
     """Seconds the spec's own code takes over the reachable states: every state's
-    successors (the actions as written), the action properties of every step and
-    the invariants of each distinct state,
+    successors (the actions as written), the action properties or the state
+    constraint of every step and the invariants of each distinct state,
     with no engine around them: what no engine that runs the spec's code can beat
     (the caches can, by not running it)."""
     from collections import deque
@@ -91,12 +91,18 @@ def _spec_alone(instance: Any) -> float:
                 queue.append(c[3])
     successors, violated = model.successors, model.violated_invariant
     stepped = model.violated_action_property
+    within = model.within
+    props, constrained = bool(model.action_property_names), model.has_constraint
     t0 = time.perf_counter()
-    if model.action_property_names:
-        # The spec's action properties ([][A]_vars) are its code too, on every step.
+    if props or constrained:
+        # The spec's action properties ([][A]_vars) are its code too, on every step,
+        # and so is its state constraint, on every generated state (as TLC runs it).
         for s in states:
             for _, _, t in successors(s):
-                stepped(s, t)
+                if props:
+                    stepped(s, t)
+                if constrained:
+                    within(t)
             violated(s)
     else:
         for s in states:

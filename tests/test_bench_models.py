@@ -59,3 +59,24 @@ def test_corpus_twins_agree(spec: str, consts: dict[str, str]) -> None:
     assert result.verdict is Verdict.OK
     assert (result.stats.distinct, result.stats.generated) == twin.explore(consts)
     assert result.stats.distinct > 1000  # a real space, not a model stuck at its start
+
+
+def test_the_spec_alone_runs_the_constraint_on_every_generated_state() -> None:
+    """``make bench``'s "spec code alone" (the yardstick of issue 47) charges the spec
+    with every piece of its own code a run executes: the constraint included, once per
+    generated state.  Its collecting pass calls it as often again, before the clock."""
+    from bench.one import _spec_alone
+    from checker.authoring.loader import load_spec_class
+
+    cls = load_spec_class("lamport_mutex")
+    calls: list[int] = []
+
+    class Counted(cls):  # type: ignore[misc,valid-type]
+        def constraint(self, s: object) -> bool:
+            calls.append(1)
+            return bool(super().constraint(s))
+
+    assert _spec_alone(Counted(N=2, maxClock=3)) > 0
+    result = run(CompiledSpec(cls(N=2, maxClock=3)), Options(deadlock=False))
+    initial = len(CompiledSpec(cls(N=2, maxClock=3)).initial_states())
+    assert len(calls) == 2 * (result.stats.generated - initial)
