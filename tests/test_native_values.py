@@ -347,8 +347,13 @@ def test_without_the_extension_the_python_core_runs_after_one_warning() -> None:
     )
 
 
+#: Maps as the values of a map (a per-server map of per-peer values, as in
+#: LamportMutex's network and req).
+INNER_MAPS = st.dictionaries(HASHABLE_KEYS, values(1), min_size=1, max_size=4).map(immutables.Map)
+
+
 @given(
-    st.dictionaries(HASHABLE_KEYS, values(1), min_size=1, max_size=5),
+    st.dictionaries(HASHABLE_KEYS, values(2), min_size=1, max_size=5),
     st.data(),
     st.sampled_from([immutables.Map, pmap]),
     st.integers(0, 40),
@@ -372,6 +377,43 @@ def test_the_c_map_update_is_the_term_afresh(
         assert got == variable_term(position, new)
     moved = kind({**dict(new.items()), "new key": 1})
     assert NATIVE.map_update(position, moved, old, 0) is None
+
+
+@given(
+    st.dictionaries(HASHABLE_KEYS, INNER_MAPS, min_size=1, max_size=4),
+    st.data(),
+    st.sampled_from([immutables.Map, pmap]),
+    st.integers(0, 40),
+)
+def test_the_c_map_update_of_a_map_of_maps_is_the_term_afresh(
+    d: dict[Any, Any], data: st.DataObject, kind: Any, position: int
+) -> None:
+    """A map of maps with inner entries changed (to a Python-equal twin, to another
+    value, to an equal copy, under a new key or moved to one) has, updated in C, the term computed
+    afresh: the two inner maps are walked side by side, each shared entry hashed
+    once, and a walk that meets other keys falls back to both fingerprints whole."""
+    from checker.values.fingerprint import variable_term
+
+    old = kind(d)
+    new = old
+    for k in data.draw(st.lists(st.sampled_from(sorted(d, key=repr)), min_size=1, max_size=3)):
+        x = new[k]
+        j = data.draw(st.sampled_from(sorted(x, key=repr)))
+        how = data.draw(st.sampled_from(["twin", "other", "rebuilt", "new key", "moved", "nested"]))
+        if how == "new key":
+            x = x.set("new", 1)
+        elif how == "moved":  # as many keys, one of them another
+            x = x.delete(j).set("moved", x[j])
+        elif how == "nested" and type(x[j]) is immutables.Map and len(x[j]):
+            i = sorted(x[j], key=repr)[0]
+            x = x.set(j, x[j].set(i, twin(x[j][i])))
+        else:
+            x = x.set(
+                j, twin(x[j]) if how == "twin" else _copy(x[j]) if how == "rebuilt" else (x[j],)
+            )
+        new = new.set(k, x)
+    got = NATIVE.map_update(position, new, old, variable_term(position, old))
+    assert got == variable_term(position, new)
 
 
 #: Members a frozenset can hold beside others (a pbag refuses == with other kinds).

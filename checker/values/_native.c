@@ -548,37 +548,28 @@ static PyObject *pairs_of(PyObject *m) {
     return list;
 }
 
-/* One entry whose value changed from y to x (the key's very object in both maps):
- * the term adjusted, or left alone when the two are the same value. */
-static int adjust_entry(u64 pos, PyObject *k, PyObject *x, PyObject *y, u64 *term) {
-    if (x == y) return 0;
-    int same = strict_eq(x, y);
-    if (same < 0) return -1;
-    if (same) return 0;
-    u64 kf, xf, yf;
-    if (fp(k, NULL, &kf) || fp(x, NULL, &xf) || fp(y, NULL, &yf)) return -1;
-    *term += entry_term_c(pos, kf, xf) - entry_term_c(pos, kf, yf);
-    return 0;
-}
+static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy);
 
-/* map_update for two immutables.Map: their items walked side by side (no lists).
- * 1: *term updated; 0: declined (the keys differ); -1: an error. */
-static int map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 *term) {
-    Py_ssize_t na = PyObject_Size(new), nb = PyObject_Size(old);
+/* Calls f(key, value in a, value in b, ctx) for each entry of two immutables.Map
+ * walked side by side (no lists), while their keys are the very same objects in the
+ * same order.  1 every entry done; 0 declined (other keys, or as many); -1 an error. */
+typedef int (*lockstep_fn)(PyObject *k, PyObject *x, PyObject *y, void *ctx);
+
+static int map_lockstep(PyObject *a, PyObject *b, lockstep_fn f, void *ctx) {
+    Py_ssize_t na = PyObject_Size(a), nb = PyObject_Size(b);
     if (na < 0 || nb < 0) return -1;
     if (na != nb) return 0;
     PyObject *ia = NULL, *ib = NULL, *va = NULL, *vb = NULL;
     int result = -1;
-    u64 t = *term;
-    va = PyObject_CallMethodNoArgs(new, s_items);
-    if (va) vb = PyObject_CallMethodNoArgs(old, s_items);
+    va = PyObject_CallMethodNoArgs(a, s_items);
+    if (va) vb = PyObject_CallMethodNoArgs(b, s_items);
     if (vb) ia = PyObject_GetIter(va);
     if (ia) ib = PyObject_GetIter(vb);
     if (ib == NULL) goto done;
     for (;;) {
         PyObject *pa = PyIter_Next(ia);
         if (pa == NULL) {
-            if (!PyErr_Occurred()) { *term = t; result = 1; }
+            if (!PyErr_Occurred()) result = 1;
             break;
         }
         PyObject *pb = PyIter_Next(ib);
@@ -591,8 +582,8 @@ static int map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 *term)
         } else if (PyTuple_GET_ITEM(pa, 0) != PyTuple_GET_ITEM(pb, 0)) {
             differ = 1;
         } else {
-            bad = adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
-                               PyTuple_GET_ITEM(pb, 1), &t);
+            bad = f(PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1), PyTuple_GET_ITEM(pb, 1),
+                    ctx);
         }
         Py_DECREF(pa);
         Py_DECREF(pb);
@@ -602,6 +593,75 @@ static int map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 *term)
 done:
     Py_XDECREF(ia); Py_XDECREF(ib); Py_XDECREF(va); Py_XDECREF(vb);
     return result;
+}
+
+static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy);
+
+typedef struct { u64 tx, ty; } PairSums;
+
+static int pair_entry(PyObject *k, PyObject *x, PyObject *y, void *vctx) {
+    PairSums *c = (PairSums *)vctx;
+    u64 kf, a, b;
+    if (fp(k, NULL, &kf) || pair_fps(x, y, &a, &b)) return -1;
+    c->tx += step(step(MAP_SALT, kf), a);
+    c->ty += step(step(MAP_SALT, kf), b);
+    return 0;
+}
+
+/* The fingerprints of x and of y (no renaming), sharing the work where x is y or
+ * both are immutables.Map with the same keys: walked side by side, each entry the
+ * two share hashed once (a map of maps one action changed one inner entry of costs
+ * the parent's walk and the changed entry, not a second walk of the new map). */
+static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy) {
+    if (x == y) {
+        if (fp(y, NULL, fy)) return -1;
+        *fx = *fy;
+        return 0;
+    }
+    if (Py_TYPE(x) == T_map && Py_TYPE(y) == T_map) {
+        if (Py_EnterRecursiveCall(" while fingerprinting a state value")) return -1;
+        PairSums c = {0, 0};
+        int r = map_lockstep(x, y, pair_entry, &c);
+        Py_LeaveRecursiveCall();
+        if (r < 0) return -1;
+        if (r == 1) {
+            Py_ssize_t n = PyObject_Size(x);
+            *fx = close_sum(S_MAP, c.tx, (u64)n);
+            *fy = close_sum(S_MAP, c.ty, (u64)n);
+            return 0;
+        }
+    }
+    return fp(x, NULL, fx) || fp(y, NULL, fy) ? -1 : 0;
+}
+
+/* One entry whose value changed from y to x (the key's very object in both maps):
+ * the term adjusted by the two values' entry terms (nothing when they are the same
+ * value: equal fingerprints; no strict == first, which cost as much as a
+ * fingerprint where the values differ, the common case). */
+static int adjust_entry(u64 pos, PyObject *k, PyObject *x, PyObject *y, u64 *term) {
+    if (x == y) return 0;
+    u64 kf, xf, yf;
+    if (pair_fps(x, y, &xf, &yf)) return -1;
+    if (xf == yf) return 0;
+    if (fp(k, NULL, &kf)) return -1;
+    *term += entry_term_c(pos, kf, xf) - entry_term_c(pos, kf, yf);
+    return 0;
+}
+
+typedef struct { u64 pos, term; } AdjustCtx;
+
+static int adjust_cb(PyObject *k, PyObject *x, PyObject *y, void *vctx) {
+    AdjustCtx *c = (AdjustCtx *)vctx;
+    return adjust_entry(c->pos, k, x, y, &c->term);
+}
+
+/* map_update for two immutables.Map: 1 *term updated; 0 declined (the keys
+ * differ); -1 an error. */
+static int map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 *term) {
+    AdjustCtx c = {pos, *term};
+    int r = map_lockstep(new, old, adjust_cb, &c);
+    if (r == 1) *term = c.term;
+    return r;
 }
 
 /* The term of a map variable from its parent's (see map_update's doc): 1 done, 0
