@@ -283,11 +283,16 @@ typedef struct {
     u64 total, n;
 } SumCtx;
 
+/* A map entry's share of the map's fingerprint: a chain, key then value. */
+static inline u64 map_entry_hash(u64 key_fp, u64 value_fp) {
+    return step(step(MAP_SALT, key_fp), value_fp);
+}
+
 static int map_entry_term(PyObject *k, PyObject *x, void *vctx) {
     SumCtx *c = (SumCtx *)vctx;
     u64 kf, xf;
     if (fp(k, c->ren, &kf) || fp(x, c->ren, &xf)) return -1;
-    c->total += step(step(MAP_SALT, kf), xf); /* a chain: k, v ordered */
+    c->total += map_entry_hash(kf, xf);
     c->n++;
     return 0;
 }
@@ -548,8 +553,6 @@ static PyObject *pairs_of(PyObject *m) {
     return list;
 }
 
-static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy);
-
 /* Calls f(key, value in a, value in b, ctx) for each entry of two immutables.Map
  * walked side by side (no lists), while their keys are the very same objects in the
  * same order.  1 every entry done; 0 declined (other keys, or as many); -1 an error. */
@@ -597,14 +600,15 @@ done:
 
 static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy);
 
-typedef struct { u64 tx, ty; } PairSums;
+typedef struct { u64 tx, ty, n; } PairSums;
 
 static int pair_entry(PyObject *k, PyObject *x, PyObject *y, void *vctx) {
     PairSums *c = (PairSums *)vctx;
     u64 kf, a, b;
     if (fp(k, NULL, &kf) || pair_fps(x, y, &a, &b)) return -1;
-    c->tx += step(step(MAP_SALT, kf), a);
-    c->ty += step(step(MAP_SALT, kf), b);
+    c->tx += map_entry_hash(kf, a);
+    c->ty += map_entry_hash(kf, b);
+    c->n++;
     return 0;
 }
 
@@ -620,14 +624,13 @@ static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy) {
     }
     if (Py_TYPE(x) == T_map && Py_TYPE(y) == T_map) {
         if (Py_EnterRecursiveCall(" while fingerprinting a state value")) return -1;
-        PairSums c = {0, 0};
+        PairSums c = {0, 0, 0};
         int r = map_lockstep(x, y, pair_entry, &c);
         Py_LeaveRecursiveCall();
         if (r < 0) return -1;
         if (r == 1) {
-            Py_ssize_t n = PyObject_Size(x);
-            *fx = close_sum(S_MAP, c.tx, (u64)n);
-            *fy = close_sum(S_MAP, c.ty, (u64)n);
+            *fx = close_sum(S_MAP, c.tx, c.n);
+            *fy = close_sum(S_MAP, c.ty, c.n);
             return 0;
         }
     }
@@ -746,7 +749,7 @@ static int ptrset_init(PtrSet *s, Py_ssize_t n) {
     if (size <= 128) {
         s->slots = s->small;
     } else {
-        s->slots = PyMem_Calloc(size, sizeof(PyObject *));
+        s->slots = PyMem_Malloc(size * sizeof(PyObject *));
         if (s->slots == NULL) { PyErr_NoMemory(); return -1; }
     }
     memset(s->slots, 0, size * sizeof(PyObject *));
