@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import immutables
 import pytest
@@ -495,6 +495,39 @@ def test_the_c_child_loop_is_the_python_one(parent: list[Any], data: st.DataObje
     want = [variable_term(i, v) for i, v in enumerate(vals)]
     assert list(got[1]) == want
     assert got[0] == sum(want) & (2**64 - 1)
+
+
+class _Pair(NamedTuple):
+    """A two-variable state."""
+
+    a: Any
+    b: Any
+
+
+class _Indexed(NamedTuple):
+    """A state whose indexing is its own, not the tuple's."""
+
+    a: Any
+    b: Any
+
+    def __getitem__(self, i: Any) -> Any:
+        return "indexed"
+
+
+def test_the_c_child_loop_takes_a_namedtuple_state_as_its_values() -> None:
+    """The expansion hands a NamedTuple state to the C loop as its own tuple of
+    variables (not copied per successor): the terms are those of its values; a state
+    class that indexes otherwise than a tuple is read by iterating it, as before."""
+    from checker.values.fingerprint import StateFingerprinter, variable_term
+
+    fpr = StateFingerprinter(2, [])
+    parent = _Pair(1, ("x",))
+    _, pterms = fpr.initial(tuple(parent))
+    for child in (_Pair(1, ("y",)), _Pair(2, parent.b), _Indexed(1, ("y",))):
+        got = NATIVE.child_terms(child, parent, pterms, fpr.calc.update)
+        want = [variable_term(i, v) for i, v in enumerate(tuple(child))]
+        assert list(got[1]) == want
+        assert got == NATIVE.child_terms(tuple(child), tuple(parent), pterms, fpr.calc.update)
 
 
 class _Odd(Exception):

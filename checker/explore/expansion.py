@@ -149,6 +149,7 @@ class Expansion:
         self.constrained = bool(getattr(model, "has_constraint", True))
         # Action properties ([][A]_vars): checked on every step (None: none selected).
         self.step_check: Callable[[Any, Any], str | None] | None = None
+        self.states_are_variables = bool(getattr(model, "states_are_variables", False))
         if getattr(model, "action_property_names", ()):
             self.step_check = model.violated_action_property
 
@@ -275,15 +276,21 @@ class Expansion:
         within = model.within
         constrained = self.constrained
         variables = model.variables
+        # A NamedTuple state is its own tuple of variables: no call to get them.
+        as_is = self.states_are_variables
         child = self.fpr.child
+        c_child, update = self.fpr.c_child, self.fpr.calc.update
         step_check = self.step_check
         k = 0
         t: Any = None
         try:
             for k, (ai, params, t) in enumerate(succ):
                 if not constrained or within(t):
-                    tvals = variables(t)
-                    fp, vf = child(tvals, vals, vfps)
+                    tvals = t if as_is else variables(t)
+                    if c_child is not None:
+                        fp, vf = c_child(tvals, vals, vfps, update)
+                    else:
+                        fp, vf = child(tvals, vals, vfps)
                     append((k, ai, params, (t, tvals, vf), fp))
                 else:
                     append((k, ai, params, None, None))

@@ -391,6 +391,13 @@ class CompiledSpec:
         """The state's variable values, in ``var_names`` order."""
         return self._getter(state)
 
+    @property
+    def states_are_variables(self) -> bool:
+        """Whether a state is itself the tuple of its variables (a NamedTuple), so
+        :meth:`variables` returns it unchanged and a caller may skip the call."""
+        self.initial_states()
+        return self._getter is _identity
+
     def successors(self, state: Any) -> list[Successor]:
         """Every enabled action instance, in declaration then parameter order."""
         return self._successors_of(self._plans, state)

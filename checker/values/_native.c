@@ -870,6 +870,22 @@ PyDoc_STRVAR(child_terms_doc,
 "not the parent's very objects (set_update); otherwise update(position, value,\n"
 "parent value, parent term), the Python calculator.  total is the terms' sum mod 2^64.");
 
+/* A new reference to a tuple holding the sequence's items: the object itself when
+   it is a tuple, or a NamedTuple state whose items and iteration are the tuple's own
+   (what indexing and iterating it in Python give), so the state is not copied for
+   every successor; otherwise a copy made by iterating it. */
+static PyObject *as_tuple(PyObject *seq) {
+    PyTypeObject *t = Py_TYPE(seq);
+    if (t == &PyTuple_Type ||
+        (PyTuple_Check(seq) && t->tp_iter == PyTuple_Type.tp_iter &&
+         t->tp_as_sequence != NULL &&
+         t->tp_as_sequence->sq_item == PyTuple_Type.tp_as_sequence->sq_item &&
+         t->tp_as_mapping != NULL &&
+         t->tp_as_mapping->mp_subscript == PyTuple_Type.tp_as_mapping->mp_subscript))
+        return Py_NewRef(seq);
+    return PySequence_Tuple(seq);
+}
+
 static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 4) {
@@ -879,9 +895,9 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
     if (!ready()) return NULL;
     PyObject *update = args[3];
     /* (Tuples, or NamedTuples, from every model here; any sequence is taken.) */
-    PyObject *vals = PySequence_Tuple(args[0]), *pvals = NULL, *pterms = NULL, *terms = NULL;
-    if (vals) pvals = PySequence_Tuple(args[1]);
-    if (pvals) pterms = PySequence_Tuple(args[2]);
+    PyObject *vals = as_tuple(args[0]), *pvals = NULL, *pterms = NULL, *terms = NULL;
+    if (vals) pvals = as_tuple(args[1]);
+    if (pvals) pterms = as_tuple(args[2]);
     if (pterms == NULL) goto fail;
     Py_ssize_t n = PyTuple_GET_SIZE(vals);
     if (PyTuple_GET_SIZE(pvals) != n || PyTuple_GET_SIZE(pterms) != n) {

@@ -810,7 +810,7 @@ class StateFingerprinter:
     (structural sharing makes most of them so), and a set or map only by what changed.
     """
 
-    __slots__ = ("calc", "in_c", "lanes", "nvars", "renamings")
+    __slots__ = ("c_child", "calc", "in_c", "lanes", "nvars", "renamings")
 
     def __init__(self, nvars: int, renamings: list[dict[ModelValue, ModelValue]]) -> None:
         self.nvars = nvars
@@ -821,6 +821,10 @@ class StateFingerprinter:
         # :meth:`child` (the sets, and maps whose keys changed, call back into
         # ``calc.update``): the same terms, without a Python call per variable.
         self.in_c = _NATIVE is not None and self.lanes is None
+        #: ``child`` in C, called as ``c_child(vals, pvals, pterms, calc.update)``, or
+        #: None: the expansion's per-successor loop calls it without this class's
+        #: Python method around it.
+        self.c_child = _NATIVE.child_terms if self.in_c else None
 
     def term(self, position: int, value: Any) -> int:
         """One variable's term (see :func:`variable_term`), or the packed vector of
