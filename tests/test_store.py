@@ -51,18 +51,24 @@ def _check(batches: list[list[int]], probes: list[int]) -> None:
     assert fs.known(near) == [v in oracle and v not in fs.recent for v in near]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     batches=st.lists(st.lists(st.integers(0, 60) | FP, max_size=40), max_size=30),
-    kind=st.sampled_from(["set", "ordinals"]),
+    kind=st.sampled_from(["set", "set in Python", "ordinals"]),
+    block=st.sampled_from([1, 3, 16, 64]),
 )
-def test_a_batch_add_says_which_are_new(batches: list[list[int]], kind: str) -> None:
+def test_a_batch_add_says_which_are_new(batches: list[list[int]], kind: str, block: int) -> None:
     """add_batch marks a batch visited in order and says, per candidate, whether it was
     new (not held before, nor earlier in the batch); the ordinal store numbers the new
-    ones in that order."""
+    ones in that order.  The compact set answers so with its batch test in C (where
+    the extension is built) and with the Python reference; small blocks put
+    candidates at every block edge and in the partial last block."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(store, "RECENT_MIN", 4)
-        fs: FingerprintStore = FingerprintSet() if kind == "set" else OrdinalStore()
+        mp.setattr(store, "BLOCK", block)
+        fs: FingerprintStore = FingerprintSet() if kind != "ordinals" else OrdinalStore()
+        if kind == "set in Python":
+            fs._native_add = None  # type: ignore[union-attr]
         oracle: dict[int, int] = {}
         for batch in batches:
             want = []
@@ -106,6 +112,15 @@ def test_array_operations_agree_with_a_set(
     ask = [*probes, *recent[:3], 0, (1 << 64) - 1]
     assert fs.contains(np.array(ask, dtype=np.uint64)).tolist() == [fp in oracle for fp in ask]
     assert bool((fs.frozen[1:] > fs.frozen[:-1]).all()) and len(fs) == len(oracle)
+
+
+def test_the_batch_test_runs_in_c_where_the_extension_is_built() -> None:
+    """The test above covers the C batch test only if the store uses it."""
+    from checker.values.native import NATIVE
+
+    if NATIVE is None:
+        pytest.skip("the C core is not built here (or MCHECK_PURE=1)")
+    assert FingerprintSet()._native_add is NATIVE.visited_add_batch
 
 
 def test_merges_keep_the_array_sorted_and_small() -> None:

@@ -15,6 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from checker.values.native import NATIVE
+
 
 class TraceTable:
     """Per stored state, in ordinal order: fingerprint, parent ordinal, choice index."""
@@ -114,8 +116,11 @@ class FingerprintSet:
     array searched in C, a batch of candidates at a time (:meth:`known`).
 
     TLC keeps its fingerprints in a compact table of longs for the same reason; a
-    sorted array merged in doubling-ish batches is the simplest exact equivalent
-    that needs no compiled code of ours.
+    sorted array merged in doubling-ish batches is the simplest exact equivalent.
+    The batch test of the hot path (:meth:`add_batch`) runs in the C value core
+    where it is built (the same search, candidate by candidate, without numpy arrays
+    made per batch or a Python loop over the candidates); the numpy code is its
+    reference and serves the other operations.
 
     A lookup does not binary-search the whole array: its cost there is a cache miss
     at each of the last dozen steps.  The first fingerprint of every block of
@@ -125,11 +130,15 @@ class FingerprintSet:
     fingerprints) the lookups took 8.1 s by binary search, 4.8 s so.
     """
 
-    __slots__ = ("_blocks", "_frozen", "_summary", "_tail", "recent")
+    __slots__ = ("_blocks", "_frozen", "_native_add", "_summary", "_tail", "recent")
 
     def __init__(self) -> None:
         self.recent: set[int] = set()
         self.frozen = np.empty(0, dtype=np.uint64)
+        # The same search and set test, per candidate in C (issue 47): no numpy arrays
+        # built per batch and no Python loop over the candidates.  None: the Python
+        # reference (MCHECK_PURE=1, or the extension not built).
+        self._native_add = NATIVE.visited_add_batch if NATIVE is not None else None
 
     @property
     def frozen(self) -> np.ndarray:
@@ -187,6 +196,9 @@ class FingerprintSet:
         is time (between batches only), one C search for the whole batch, then the
         rest against the recent ones."""
         self.settle()
+        if self._native_add is not None:
+            got: list[bool] = self._native_add(fps, self._frozen, self._summary, BLOCK, self.recent)
+            return got
         old = self.known(fps)
         recent = self.recent
         add = recent.add

@@ -1620,6 +1620,99 @@ static PyObject *py_seed(PyObject *self, PyObject *arg) {
     return PyLong_FromUnsignedLongLong(seed(t));
 }
 
+/* ---- the visited set's batch test (store.fingerprints.FingerprintSet) ---------- */
+
+/* A read-only view of a C-contiguous array of 8-byte items (a numpy uint64 array). */
+static int u64_view(PyObject *obj, Py_buffer *view, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->itemsize != 8 || view->len % 8) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "add_batch: %s must be an array of 8-byte items", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether the sorted a[lo:hi] holds x. */
+static inline int sorted_holds(const u64 *a, Py_ssize_t lo, Py_ssize_t hi, u64 x) {
+    Py_ssize_t end = hi;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < end && a[lo] == x;
+}
+
+PyDoc_STRVAR(visited_add_batch_doc,
+"visited_add_batch(fps, frozen, summary, block, recent) -> list[bool]\n\n"
+"FingerprintSet.add_batch after its merge: for each fingerprint in order, True (and\n"
+"added to the set recent) when neither the sorted uint64 array frozen nor recent holds\n"
+"it.  summary holds the first fingerprint of each full block of `block` entries of\n"
+"frozen, so a search touches the small summary and one block, not the whole array.");
+
+static PyObject *py_visited_add_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5 || !PyList_Check(args[0]) || !PySet_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "visited_add_batch(fps: list, frozen, summary, block, recent: set)");
+        return NULL;
+    }
+    Py_ssize_t block = PyLong_AsSsize_t(args[3]);
+    if (block == -1 && PyErr_Occurred()) return NULL;
+    if (block <= 0) {
+        PyErr_SetString(PyExc_ValueError, "visited_add_batch: block must be positive");
+        return NULL;
+    }
+    Py_buffer fv, sv;
+    if (u64_view(args[1], &fv, "frozen")) return NULL;
+    if (u64_view(args[2], &sv, "summary")) { PyBuffer_Release(&fv); return NULL; }
+    const u64 *frozen = (const u64 *)fv.buf, *summary = (const u64 *)sv.buf;
+    Py_ssize_t n = fv.len / 8, nb = sv.len / 8;
+    PyObject *fps = args[0], *recent = args[4];
+    Py_ssize_t m = PyList_GET_SIZE(fps);
+    PyObject *out = PyList_New(m);
+    if (out == NULL) goto done;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *obj = PyList_GET_ITEM(fps, i);
+        u64 x = PyLong_AsUnsignedLongLong(obj);
+        if (x == (u64)-1 && PyErr_Occurred()) { Py_CLEAR(out); goto done; }
+        int held = 0;
+        if (n > 0) {
+            Py_ssize_t lo = 0, hi = n;
+            if (nb > 0) {
+                /* The last block whose first fingerprint is not above x (the last
+                   block's range runs on through the partial tail). */
+                Py_ssize_t a = 0, b = nb;
+                while (a < b) {
+                    Py_ssize_t mid = a + (b - a) / 2;
+                    if (summary[mid] <= x) a = mid + 1;
+                    else b = mid;
+                }
+                if (a == 0) { lo = hi = 0; } /* below the first fingerprint */
+                else {
+                    lo = (a - 1) * block;
+                    hi = (a == nb) ? n : lo + block;
+                }
+            }
+            held = sorted_holds(frozen, lo, hi, x);
+        }
+        if (!held) {
+            int r = PySet_Contains(recent, obj);
+            if (r < 0) { Py_CLEAR(out); goto done; }
+            if (r == 0) {
+                if (PySet_Add(recent, obj) < 0) { Py_CLEAR(out); goto done; }
+            }
+            held = r;
+        }
+        PyList_SET_ITEM(out, i, Py_NewRef(held ? Py_False : Py_True));
+    }
+done:
+    PyBuffer_Release(&fv);
+    PyBuffer_Release(&sv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))py_fingerprint, METH_FASTCALL, fingerprint_doc},
     {"fingerprints", (PyCFunction)(void (*)(void))py_fingerprints, METH_FASTCALL, fingerprints_doc},
@@ -1633,6 +1726,8 @@ static PyMethodDef methods[] = {
     {"lanes_adjust", (PyCFunction)(void (*)(void))py_lanes_adjust, METH_FASTCALL, lanes_adjust_doc},
     {"lanes_scalar", (PyCFunction)(void (*)(void))py_lanes_scalar, METH_FASTCALL, lanes_scalar_doc},
     {"child_terms", (PyCFunction)(void (*)(void))py_child_terms, METH_FASTCALL, child_terms_doc},
+    {"visited_add_batch", (PyCFunction)(void (*)(void))py_visited_add_batch, METH_FASTCALL,
+     visited_add_batch_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},
     {NULL, NULL, 0, NULL},
