@@ -114,6 +114,50 @@ def test_array_operations_agree_with_a_set(
     assert bool((fs.frozen[1:] > fs.frozen[:-1]).all()) and len(fs) == len(oracle)
 
 
+@settings(max_examples=120, deadline=None)
+@given(
+    rounds=st.lists(
+        st.lists(st.lists(st.none() | st.integers(0, 60) | FP, max_size=12), max_size=6),
+        max_size=12,
+    ),
+    kind=st.sampled_from(["set", "set in Python", "ordinals"]),
+    block=st.sampled_from([1, 3, 64]),
+)
+def test_a_group_add_picks_each_groups_new_items(
+    rounds: list[list[list[int | None]]], kind: str, block: int
+) -> None:
+    """add_groups (the explorer's candidates, grouped by parent, the fingerprint at
+    index 4, None outside the constraint) marks every fingerprint visited in order
+    and returns, per group, exactly the items whose fingerprint was new: the very
+    item objects, in order, None ones passed over; for the compact set in C and in
+    Python, and for the ordinal store, whose new ones take the next ordinals."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store, "RECENT_MIN", 4)
+        mp.setattr(store, "BLOCK", block)
+        fs: FingerprintStore = FingerprintSet() if kind != "ordinals" else OrdinalStore()
+        if kind == "set in Python":
+            fs._native_groups = fs._native_add = None  # type: ignore[union-attr]
+        oracle: dict[int, int] = {}
+        for groups in rounds:
+            items = [[(j, "a", (), object(), fp) for j, fp in enumerate(g)] for g in groups]
+            want = []
+            for group in items:
+                fresh = []
+                for item in group:
+                    fp = item[4]
+                    if fp is not None and fp not in oracle:
+                        oracle[fp] = len(oracle)
+                        fresh.append(item)
+                want.append(fresh)
+            got = fs.add_groups(items, 4)
+            assert len(got) == len(want)
+            for g, w in zip(got, want, strict=True):
+                assert len(g) == len(w) and all(a is b for a, b in zip(g, w, strict=True))
+            assert len(fs) == len(oracle)
+        if isinstance(fs, OrdinalStore):
+            assert all(fs.ordinal(fp) == n for fp, n in oracle.items())
+
+
 def test_the_batch_test_runs_in_c_where_the_extension_is_built() -> None:
     """The test above covers the C batch test only if the store uses it."""
     from checker.values.native import NATIVE
@@ -121,6 +165,7 @@ def test_the_batch_test_runs_in_c_where_the_extension_is_built() -> None:
     if NATIVE is None:
         pytest.skip("the C core is not built here (or MCHECK_PURE=1)")
     assert FingerprintSet()._native_add is NATIVE.visited_add_batch
+    assert FingerprintSet()._native_groups is NATIVE.visited_add_groups
 
 
 def test_merges_keep_the_array_sorted_and_small() -> None:

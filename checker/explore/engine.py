@@ -359,12 +359,15 @@ class LocalBackend:
         others (breadth-first the queue is in depth order; depth-first a batch is one
         state), so a look-up sees exactly what came before them.  An event ends the
         run, so candidates after it, added but not stored, are never looked up."""
+        graph = self.graph
+        max_depth = self.max_depth
+        if graph is None and max_depth is None:
+            self._commit_new(batch, out, counts, cols)
+            return
         exp = self.exp
         check = exp.check
-        graph = self.graph
         store = self.store
         ordinal = store.ordinal if graph is not None else None  # type: ignore[attr-defined]
-        max_depth = self.max_depth
         parents, choices, fps_new, acts, depths = cols
         wanted: list[int] = []
         for b in batch:
@@ -431,6 +434,45 @@ class LocalBackend:
                 self.count += len(born)
             if graph is not None:
                 graph.edges(o, edges)
+            if event is None:
+                event = ev
+            if event is not None:
+                out.event = event
+                return
+
+    def _commit_new(
+        self,
+        batch: list[tuple[int, Any, int, list[int], list[Any], Event | None]],
+        out: ChunkResult,
+        counts: list[tuple[int, list[int]]],
+        cols: tuple[list[int], ...],
+    ) -> None:
+        """:meth:`_commit` for a run that records no graph and has no depth limit
+        (most runs): the store picks each parent's new candidates at once (in C where
+        the core is built), so a known candidate, most of them, costs no Python step.
+        The same stores, checks and events in the same order as :meth:`_commit`."""
+        check = self.exp.check
+        parents, choices, fps_new, acts, depths = cols
+        fresh = self.store.add_groups([b[4] for b in batch], 4)
+        extend = self.frontier.extend
+        for (o, _h, depth, actions, _cands, ev), new in zip(batch, fresh, strict=True):
+            counts.append((o, actions))
+            event: Event | None = None
+            if new:
+                nd = depth + 1
+                born: list[Any] = []  # this state's new children, in key order
+                for k, ai, _params, ch, fp in new:
+                    parents.append(o)
+                    choices.append(k)
+                    fps_new.append(fp)
+                    acts.append(ai)
+                    depths.append(nd)
+                    born.append(ch)
+                    event = check((o, k), ch, True)
+                    if event is not None:
+                        break
+                extend(self.count, born, nd)
+                self.count += len(born)
             if event is None:
                 event = ev
             if event is not None:

@@ -1644,6 +1644,71 @@ static inline int sorted_holds(const u64 *a, Py_ssize_t lo, Py_ssize_t hi, u64 x
     return lo < end && a[lo] == x;
 }
 
+/* The visited set as FingerprintSet holds it: a sorted array, the first entry of each
+   full block of it, and the Python set of the recent fingerprints. */
+typedef struct {
+    Py_buffer fv, sv;
+    const u64 *frozen, *summary;
+    Py_ssize_t n, nb, block;
+    PyObject *recent;
+} Visited;
+
+static int visited_open(Visited *v, PyObject *frozen, PyObject *summary, PyObject *block,
+                        PyObject *recent) {
+    if (!PySet_Check(recent)) {
+        PyErr_SetString(PyExc_TypeError, "the recent fingerprints must be a set");
+        return -1;
+    }
+    v->block = PyLong_AsSsize_t(block);
+    if (v->block == -1 && PyErr_Occurred()) return -1;
+    if (v->block <= 0) {
+        PyErr_SetString(PyExc_ValueError, "the block size must be positive");
+        return -1;
+    }
+    if (u64_view(frozen, &v->fv, "frozen")) return -1;
+    if (u64_view(summary, &v->sv, "summary")) { PyBuffer_Release(&v->fv); return -1; }
+    v->frozen = (const u64 *)v->fv.buf;
+    v->summary = (const u64 *)v->sv.buf;
+    v->n = v->fv.len / 8;
+    v->nb = v->sv.len / 8;
+    v->recent = recent;
+    return 0;
+}
+
+static void visited_close(Visited *v) {
+    PyBuffer_Release(&v->fv);
+    PyBuffer_Release(&v->sv);
+}
+
+/* Marks the fingerprint obj visited: 1 it was new (now in recent), 0 it was held,
+   -1 an error (not an int in [0, 2^64)). */
+static int visited_add(Visited *v, PyObject *obj) {
+    u64 x = PyLong_AsUnsignedLongLong(obj);
+    if (x == (u64)-1 && PyErr_Occurred()) return -1;
+    if (v->n > 0) {
+        Py_ssize_t lo = 0, hi = v->n;
+        if (v->nb > 0) {
+            /* The last block whose first fingerprint is not above x (the last
+               block's range runs on through the partial tail). */
+            Py_ssize_t a = 0, b = v->nb;
+            while (a < b) {
+                Py_ssize_t mid = a + (b - a) / 2;
+                if (v->summary[mid] <= x) a = mid + 1;
+                else b = mid;
+            }
+            if (a == 0) { lo = hi = 0; } /* below the first fingerprint */
+            else {
+                lo = (a - 1) * v->block;
+                hi = (a == v->nb) ? v->n : lo + v->block;
+            }
+        }
+        if (sorted_holds(v->frozen, lo, hi, x)) return 0;
+    }
+    int r = PySet_Contains(v->recent, obj);
+    if (r != 0) return r < 0 ? -1 : 0;
+    return PySet_Add(v->recent, obj) < 0 ? -1 : 1;
+}
+
 PyDoc_STRVAR(visited_add_batch_doc,
 "visited_add_batch(fps, frozen, summary, block, recent) -> list[bool]\n\n"
 "FingerprintSet.add_batch after its merge: for each fingerprint in order, True (and\n"
@@ -1653,63 +1718,70 @@ PyDoc_STRVAR(visited_add_batch_doc,
 
 static PyObject *py_visited_add_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 5 || !PyList_Check(args[0]) || !PySet_Check(args[4])) {
+    if (nargs != 5 || !PyList_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError,
                         "visited_add_batch(fps: list, frozen, summary, block, recent: set)");
         return NULL;
     }
-    Py_ssize_t block = PyLong_AsSsize_t(args[3]);
-    if (block == -1 && PyErr_Occurred()) return NULL;
-    if (block <= 0) {
-        PyErr_SetString(PyExc_ValueError, "visited_add_batch: block must be positive");
-        return NULL;
-    }
-    Py_buffer fv, sv;
-    if (u64_view(args[1], &fv, "frozen")) return NULL;
-    if (u64_view(args[2], &sv, "summary")) { PyBuffer_Release(&fv); return NULL; }
-    const u64 *frozen = (const u64 *)fv.buf, *summary = (const u64 *)sv.buf;
-    Py_ssize_t n = fv.len / 8, nb = sv.len / 8;
-    PyObject *fps = args[0], *recent = args[4];
+    Visited v;
+    if (visited_open(&v, args[1], args[2], args[3], args[4])) return NULL;
+    PyObject *fps = args[0];
     Py_ssize_t m = PyList_GET_SIZE(fps);
     PyObject *out = PyList_New(m);
-    if (out == NULL) goto done;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        PyObject *obj = PyList_GET_ITEM(fps, i);
-        u64 x = PyLong_AsUnsignedLongLong(obj);
-        if (x == (u64)-1 && PyErr_Occurred()) { Py_CLEAR(out); goto done; }
-        int held = 0;
-        if (n > 0) {
-            Py_ssize_t lo = 0, hi = n;
-            if (nb > 0) {
-                /* The last block whose first fingerprint is not above x (the last
-                   block's range runs on through the partial tail). */
-                Py_ssize_t a = 0, b = nb;
-                while (a < b) {
-                    Py_ssize_t mid = a + (b - a) / 2;
-                    if (summary[mid] <= x) a = mid + 1;
-                    else b = mid;
-                }
-                if (a == 0) { lo = hi = 0; } /* below the first fingerprint */
-                else {
-                    lo = (a - 1) * block;
-                    hi = (a == nb) ? n : lo + block;
-                }
-            }
-            held = sorted_holds(frozen, lo, hi, x);
-        }
-        if (!held) {
-            int r = PySet_Contains(recent, obj);
-            if (r < 0) { Py_CLEAR(out); goto done; }
-            if (r == 0) {
-                if (PySet_Add(recent, obj) < 0) { Py_CLEAR(out); goto done; }
-            }
-            held = r;
-        }
-        PyList_SET_ITEM(out, i, Py_NewRef(held ? Py_False : Py_True));
+    for (Py_ssize_t i = 0; out != NULL && i < m; i++) {
+        int r = visited_add(&v, PyList_GET_ITEM(fps, i));
+        if (r < 0) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, Py_NewRef(r ? Py_True : Py_False));
     }
-done:
-    PyBuffer_Release(&fv);
-    PyBuffer_Release(&sv);
+    visited_close(&v);
+    return out;
+}
+
+PyDoc_STRVAR(visited_add_groups_doc,
+"visited_add_groups(groups, pos, frozen, summary, block, recent) -> list[list]\n\n"
+"FingerprintSet.add_groups after its merge: the fingerprint at index pos of each\n"
+"item (a tuple) of each group, in order, marked visited as visited_add_batch does\n"
+"(an item whose fingerprint is None is passed over); per group, the list of its\n"
+"items whose fingerprint was new.");
+
+static PyObject *py_visited_add_groups(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 6 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "visited_add_groups(groups: list, pos, frozen, summary, block, recent)");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
+    Visited v;
+    if (visited_open(&v, args[2], args[3], args[4], args[5])) return NULL;
+    PyObject *groups = args[0];
+    Py_ssize_t m = PyList_GET_SIZE(groups);
+    PyObject *out = PyList_New(m);
+    for (Py_ssize_t g = 0; out != NULL && g < m; g++) {
+        PyObject *group = PyList_GET_ITEM(groups, g), *fresh = PyList_New(0);
+        if (fresh == NULL) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, g, fresh);
+        if (!PyList_Check(group)) {
+            PyErr_SetString(PyExc_TypeError, "visited_add_groups: a group is not a list");
+            Py_CLEAR(out);
+            break;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(group); i++) {
+            PyObject *item = PyList_GET_ITEM(group, i);
+            if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) <= pos || pos < 0) {
+                PyErr_SetString(PyExc_TypeError,
+                                "visited_add_groups: an item is not a tuple holding pos");
+                Py_CLEAR(out);
+                break;
+            }
+            PyObject *fp_obj = PyTuple_GET_ITEM(item, pos);
+            if (fp_obj == Py_None) continue;
+            int r = visited_add(&v, fp_obj);
+            if (r < 0 || (r == 1 && PyList_Append(fresh, item) < 0)) { Py_CLEAR(out); break; }
+        }
+    }
+    visited_close(&v);
     return out;
 }
 
@@ -1728,6 +1800,8 @@ static PyMethodDef methods[] = {
     {"child_terms", (PyCFunction)(void (*)(void))py_child_terms, METH_FASTCALL, child_terms_doc},
     {"visited_add_batch", (PyCFunction)(void (*)(void))py_visited_add_batch, METH_FASTCALL,
      visited_add_batch_doc},
+    {"visited_add_groups", (PyCFunction)(void (*)(void))py_visited_add_groups, METH_FASTCALL,
+     visited_add_groups_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},
     {NULL, NULL, 0, NULL},
