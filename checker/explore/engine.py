@@ -62,6 +62,14 @@ CHUNK = 1024
 #: States expanded before their successors are looked up together (see step()).
 BATCH = 128
 
+#: Expanded states as :meth:`LocalBackend._expand` returns them: per state (ordinal,
+#: handle, depth, its successors' actions, its candidates, its event or None).
+Batch = list[tuple[int, Any, int, list[int], list[Any], Event | None]]
+#: Per expanded state, its ordinal and its successors' actions (the generated counts).
+Counts = list[tuple[int, list[int]]]
+#: A chunk's new states field by field: parent, choice, fingerprint, action, depth.
+Columns = tuple[list[int], ...]
+
 
 class NewColumns:
     """A level's new states in key order as arrays, one per field of :class:`NewState`.
@@ -304,10 +312,10 @@ class LocalBackend:
         """Expand a chunk: up to CHUNK states breadth-first, or one depth-first."""
         take = 1 if self.dfs else min(CHUNK, len(self.frontier))
         out = ChunkResult([], None, _counter([]))
-        counts: list[tuple[int, list[int]]] = []
+        counts: Counts = []
         # The chunk's new states, field by field (parent, choice, fp, action, depth):
         # recorded as arrays, not an object per state.
-        cols: tuple[list[int], ...] = ([], [], [], [], [])
+        cols: Columns = ([], [], [], [], [])
         # Expand a batch of states first, so that one search in C tells which of
         # their successors the compact fingerprint array already holds (the hottest
         # test).
@@ -329,7 +337,7 @@ class LocalBackend:
         out.frontier = len(self.frontier)
         return out
 
-    def _expand(self, n: int) -> list[tuple[int, Any, int, list[int], list[Any], Event | None]]:
+    def _expand(self, n: int) -> Batch:
         """Pop and expand up to ``n`` states, stopping after one that has an event."""
         pop = self.frontier.take
         expand = self.exp.expand
@@ -342,13 +350,7 @@ class LocalBackend:
                 break  # the run ends at this event
         return batch
 
-    def _commit(
-        self,
-        batch: list[tuple[int, Any, int, list[int], list[Any], Event | None]],
-        out: ChunkResult,
-        counts: list[tuple[int, list[int]]],
-        cols: tuple[list[int], ...],
-    ) -> None:
+    def _commit(self, batch: Batch, out: ChunkResult, counts: Counts, cols: Columns) -> None:
         """Store the batch's new successors in key order until an event: each one's
         fields go to ``cols``, each parent's new children to the frontier at once.
 
@@ -440,13 +442,7 @@ class LocalBackend:
                 out.event = event
                 return
 
-    def _commit_new(
-        self,
-        batch: list[tuple[int, Any, int, list[int], list[Any], Event | None]],
-        out: ChunkResult,
-        counts: list[tuple[int, list[int]]],
-        cols: tuple[list[int], ...],
-    ) -> None:
+    def _commit_new(self, batch: Batch, out: ChunkResult, counts: Counts, cols: Columns) -> None:
         """:meth:`_commit` for a run that records no graph and has no depth limit
         (most runs): the store picks each parent's new candidates at once (in C where
         the core is built), so a known candidate, most of them, costs no Python step.
