@@ -22,6 +22,7 @@ from checker.base.errors import EvaluationError, SpecError
 from checker.explore.kinds import EventKind, SwitchPolicy
 from checker.model import Model
 from checker.values.fingerprint import StateFingerprinter, StateValueError, bad_value_message
+from checker.values.native import NATIVE
 
 _MASK64 = (1 << 64) - 1
 
@@ -149,9 +150,21 @@ class Expansion:
         self.constrained = bool(getattr(model, "has_constraint", True))
         # Action properties ([][A]_vars): checked on every step (None: none selected).
         self.step_check: Callable[[Any, Any], str | None] | None = None
-        self.states_are_variables = bool(getattr(model, "states_are_variables", False))
         if getattr(model, "action_property_names", ()):
             self.step_check = model.violated_action_property
+        self.states_are_variables = bool(getattr(model, "states_are_variables", False))
+        # The whole per-successor loop in C where nothing runs per successor but the
+        # fingerprint (NamedTuple states, no constraint, no action property): the same
+        # candidates, built without a Python step per successor.
+        self.candidates_in_c: Callable[..., Any] | None = None
+        if (
+            NATIVE is not None
+            and self.fpr.c_child is not None
+            and self.states_are_variables
+            and not self.constrained
+            and self.step_check is None
+        ):
+            self.candidates_in_c = NATIVE.child_candidates
 
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
         """The settings a worker's expansion should use to agree with this one."""
@@ -266,11 +279,23 @@ class Expansion:
             succ = model.successors(state)
         except EvaluationError as exc:
             return [], [], Event((ordinal, -1), EventKind.ERROR, error=exc, state=state)
-        actions = [ai for ai, _, _ in succ]
         if not succ:
             ev = Event((ordinal, -1), EventKind.DEADLOCK, state=state) if self.deadlock else None
-            return actions, [], ev
+            return [], [], ev
         self.expanded += 1
+        if (
+            self.candidates_in_c is not None
+            and self.expanded > MUTATION_CHECKS
+            # (asked again here: what the C loop leaves out must still be absent)
+            and self.step_check is None
+            and not self.constrained
+        ):
+            try:
+                made = self.candidates_in_c(succ, vals, vfps, self.fpr.calc.update)
+                return made[0], made[1], None
+            except (StateValueError, RecursionError):
+                pass  # the loop below raises it again, naming the state it came from
+        actions = [ai for ai, _, _ in succ]
         cands: list[tuple[int, int, tuple[Any, ...], Any, int | None]] = []
         append = cands.append
         within = model.within

@@ -886,26 +886,17 @@ static PyObject *as_tuple(PyObject *seq) {
     return PySequence_Tuple(seq);
 }
 
-static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "child_terms(vals, pvals, pterms, update)");
-        return NULL;
-    }
-    if (!ready()) return NULL;
-    PyObject *update = args[3];
-    /* (Tuples, or NamedTuples, from every model here; any sequence is taken.) */
-    PyObject *vals = as_tuple(args[0]), *pvals = NULL, *pterms = NULL, *terms = NULL;
-    if (vals) pvals = as_tuple(args[1]);
-    if (pvals) pterms = as_tuple(args[2]);
-    if (pterms == NULL) goto fail;
+/* The loop of child_terms over three tuples of one length: a new tuple of the
+   successor's terms, their sum in *total; NULL on an error. */
+static PyObject *child_terms_core(PyObject *vals, PyObject *pvals, PyObject *pterms,
+                                  PyObject *update, u64 *total_out) {
     Py_ssize_t n = PyTuple_GET_SIZE(vals);
     if (PyTuple_GET_SIZE(pvals) != n || PyTuple_GET_SIZE(pterms) != n) {
         PyErr_SetString(PyExc_ValueError, "child_terms: the sequences differ in length");
-        goto fail;
+        return NULL;
     }
-    terms = PyTuple_New(n);
-    if (terms == NULL) goto fail;
+    PyObject *terms = PyTuple_New(n);
+    if (terms == NULL) return NULL;
     u64 total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyTuple_GET_ITEM(vals, i), *pv = PyTuple_GET_ITEM(pvals, i);
@@ -948,17 +939,91 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
         if (u64_arg(term, &h)) goto fail;
         total += h;
     }
-    PyObject *total_obj = PyLong_FromUnsignedLongLong(total);
-    if (total_obj == NULL) goto fail;
-    PyObject *res = PyTuple_Pack(2, total_obj, terms);
-    Py_DECREF(total_obj);
-    Py_DECREF(terms);
-    Py_DECREF(vals); Py_DECREF(pvals); Py_DECREF(pterms);
-    return res;
+    *total_out = total;
+    return terms;
 fail:
-    Py_XDECREF(terms);
-    Py_XDECREF(vals); Py_XDECREF(pvals); Py_XDECREF(pterms);
+    Py_DECREF(terms);
     return NULL;
+}
+
+static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "child_terms(vals, pvals, pterms, update)");
+        return NULL;
+    }
+    if (!ready()) return NULL;
+    /* (Tuples, or NamedTuples, from every model here; any sequence is taken.) */
+    PyObject *vals = as_tuple(args[0]), *pvals = NULL, *pterms = NULL, *res = NULL;
+    if (vals) pvals = as_tuple(args[1]);
+    if (pvals) pterms = as_tuple(args[2]);
+    if (pterms != NULL) {
+        u64 total;
+        PyObject *terms = child_terms_core(vals, pvals, pterms, args[3], &total);
+        if (terms != NULL) {
+            PyObject *total_obj = PyLong_FromUnsignedLongLong(total);
+            if (total_obj != NULL) res = PyTuple_Pack(2, total_obj, terms);
+            Py_XDECREF(total_obj);
+            Py_DECREF(terms);
+        }
+    }
+    Py_XDECREF(vals); Py_XDECREF(pvals); Py_XDECREF(pterms);
+    return res;
+}
+
+PyDoc_STRVAR(child_candidates_doc,
+"child_candidates(succ, pvals, pterms, update) -> (actions, candidates)\n\n"
+"Expansion.expand's loop for states that are their own tuple of variables (a\n"
+"NamedTuple), without a state constraint or action properties: for each successor\n"
+"(action, params, state) of succ at index k, the candidate (k, action, params,\n"
+"(state, state, terms), fingerprint), the terms and fingerprint as child_terms gives\n"
+"them from the parent's values and terms; and the list of the successors' actions.");
+
+static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "child_candidates(succ: list, pvals, pterms, update)");
+        return NULL;
+    }
+    if (!ready()) return NULL;
+    PyObject *succ = args[0], *update = args[3];
+    PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
+    PyObject *res = NULL;
+    if (pvals) pterms = as_tuple(args[2]);
+    if (pterms == NULL) goto done;
+    Py_ssize_t m = PyList_GET_SIZE(succ);
+    actions = PyList_New(m);
+    cands = actions ? PyList_New(m) : NULL;
+    if (cands == NULL) goto done;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *item = PyList_GET_ITEM(succ, k);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
+            PyErr_SetString(PyExc_TypeError, "child_candidates: a successor is not a triple");
+            goto done;
+        }
+        PyObject *ai = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
+        PyObject *t = PyTuple_GET_ITEM(item, 2);
+        PyList_SET_ITEM(actions, k, Py_NewRef(ai));
+        PyObject *tvals = as_tuple(t);
+        if (tvals == NULL) goto done;
+        u64 total;
+        PyObject *terms = child_terms_core(tvals, pvals, pterms, update, &total);
+        Py_DECREF(tvals);
+        if (terms == NULL) goto done;
+        /* The handle holds the state as its own values, as the Python loop does. */
+        PyObject *handle = PyTuple_Pack(3, t, t, terms);
+        Py_DECREF(terms);
+        if (handle == NULL) goto done;
+        PyObject *kobj = PyLong_FromSsize_t(k), *fpobj = PyLong_FromUnsignedLongLong(total);
+        PyObject *cand = (kobj && fpobj) ? PyTuple_Pack(5, kobj, ai, params, handle, fpobj) : NULL;
+        Py_XDECREF(kobj); Py_XDECREF(fpobj); Py_DECREF(handle);
+        if (cand == NULL) goto done;
+        PyList_SET_ITEM(cands, k, cand);
+    }
+    res = PyTuple_Pack(2, actions, cands);
+done:
+    Py_XDECREF(pvals); Py_XDECREF(pterms); Py_XDECREF(actions); Py_XDECREF(cands);
+    return res;
 }
 
 /* ---- packed lanes (fingerprint.Lanes): one 10-byte lane per renaming ----------- */
@@ -1798,6 +1863,8 @@ static PyMethodDef methods[] = {
     {"lanes_adjust", (PyCFunction)(void (*)(void))py_lanes_adjust, METH_FASTCALL, lanes_adjust_doc},
     {"lanes_scalar", (PyCFunction)(void (*)(void))py_lanes_scalar, METH_FASTCALL, lanes_scalar_doc},
     {"child_terms", (PyCFunction)(void (*)(void))py_child_terms, METH_FASTCALL, child_terms_doc},
+    {"child_candidates", (PyCFunction)(void (*)(void))py_child_candidates, METH_FASTCALL,
+     child_candidates_doc},
     {"visited_add_batch", (PyCFunction)(void (*)(void))py_visited_add_batch, METH_FASTCALL,
      visited_add_batch_doc},
     {"visited_add_groups", (PyCFunction)(void (*)(void))py_visited_add_groups, METH_FASTCALL,
