@@ -8,7 +8,8 @@ states counted per action family up to an event).  It uses the model only to run
 spec's own code (its successors, constraint and invariants).
 
 Each spec is checked by the reference, the default engine (its engine switch made to
-hold trials early, so small specs meet it too), the fast engine alone, ``--no-cache``,
+hold trials early and the plain expansion's C loop to start early, so small specs meet
+them too), the fast engine alone, ``--no-cache``,
 and two workers with the fast and plain expansions taking turns every few states; a
 symmetric spec by each of those reduced and by the reference and the fast engine
 unreduced.  All must agree on verdict, violated property, distinct and generated
@@ -98,22 +99,31 @@ def figures(r: Result) -> Figures:
 @contextlib.contextmanager
 def _knobs(pilot_states: int, switch: str) -> Iterator[None]:
     """A short pilot (maps taken for fixed that later change), early engine-switch
-    trials, and the switch policy, for one run."""
+    trials, the plain expansion's C loop from the fourth expansion on (it leaves the
+    first ones, which check for mutated inputs, to the Python loop), and the switch
+    policy, for one run."""
+    import checker.explore.expansion as expansion
     import checker.fastpath.adaptive as adaptive
     import checker.fastpath.pilot as pilot
 
-    saved = (pilot.PILOT_STATES, adaptive.FIRST_TRIAL, os.environ.get("MCHECK_ENGINE_SWITCH"))
+    saved = (
+        pilot.PILOT_STATES,
+        adaptive.FIRST_TRIAL,
+        expansion.MUTATION_CHECKS,
+        os.environ.get("MCHECK_ENGINE_SWITCH"),
+    )
     pilot.PILOT_STATES = pilot_states
     adaptive.FIRST_TRIAL = 60
+    expansion.MUTATION_CHECKS = 3
     os.environ["MCHECK_ENGINE_SWITCH"] = switch
     try:
         yield
     finally:
-        pilot.PILOT_STATES, adaptive.FIRST_TRIAL = saved[0], saved[1]
-        if saved[2] is None:
+        pilot.PILOT_STATES, adaptive.FIRST_TRIAL, expansion.MUTATION_CHECKS = saved[:3]
+        if saved[3] is None:
             os.environ.pop("MCHECK_ENGINE_SWITCH", None)
         else:
-            os.environ["MCHECK_ENGINE_SWITCH"] = saved[2]
+            os.environ["MCHECK_ENGINE_SWITCH"] = saved[3]
 
 
 #: (name, symmetry, workers, cache, switch policy) of each engine run.
