@@ -267,8 +267,12 @@ class WorkerBackend(LevelBackend):
 
     def _recv(self, w: int) -> Any:
         conn, proc = self.conns[w], self.procs[w]
+        # Every worker's sentinel, not only w's: a worker waiting on w may be waiting
+        # for what another worker was to send it through their queues, and if that
+        # one died, w never answers (a killed worker hung a liveness run so).
+        sentinels = [p.sentinel for p in self.procs]
         while True:
-            ready = wait([conn, proc.sentinel], timeout=1.0)
+            ready = wait([conn, *sentinels], timeout=1.0)
             if conn in ready:
                 try:
                     msg = conn.recv()
@@ -281,6 +285,10 @@ class WorkerBackend(LevelBackend):
                 return msg
             if proc.sentinel in ready or not proc.is_alive():
                 raise WorkerLost(self._death(w))
+            for v, other in enumerate(self.procs):
+                # (a worker that ended cleanly is not lost: only a crash or a kill)
+                if other.exitcode not in (None, 0):
+                    raise WorkerLost(self._death(v))
 
     def _death(self, w: int) -> str:
         proc = self.procs[w]
