@@ -147,15 +147,7 @@ class FingerprintSet:
     fingerprints) the lookups took 8.1 s by binary search, 4.8 s so.
     """
 
-    __slots__ = (
-        "_blocks",
-        "_frozen",
-        "_native_add",
-        "_native_groups",
-        "_summary",
-        "_tail",
-        "recent",
-    )
+    __slots__ = ("_blocks", "_frozen", "_native", "_summary", "_tail", "recent")
 
     def __init__(self) -> None:
         self.recent: set[int] = set()
@@ -163,8 +155,7 @@ class FingerprintSet:
         # The same search and set test, per candidate in C (issue 47): no numpy arrays
         # built per batch and no Python loop over the candidates.  None: the Python
         # reference (MCHECK_PURE=1, or the extension not built).
-        self._native_add = NATIVE.visited_add_batch if NATIVE is not None else None
-        self._native_groups = NATIVE.visited_add_groups if NATIVE is not None else None
+        self._native: Any = NATIVE
 
     @property
     def frozen(self) -> np.ndarray:
@@ -222,8 +213,10 @@ class FingerprintSet:
         is time (between batches only), one C search for the whole batch, then the
         rest against the recent ones."""
         self.settle()
-        if self._native_add is not None:
-            got: list[bool] = self._native_add(fps, self._frozen, self._summary, BLOCK, self.recent)
+        if self._native is not None:
+            got: list[bool] = self._native.visited_add_batch(
+                fps, self._frozen, self._summary, BLOCK, self.recent
+            )
             return got
         old = self.known(fps)
         recent = self.recent
@@ -241,8 +234,8 @@ class FingerprintSet:
         """See :meth:`FingerprintStore.add_groups` (the explorer's candidates, per
         parent: the known ones, most of them, cost no Python step where C runs it)."""
         self.settle()
-        if self._native_groups is not None and self._native_add is not None:
-            got: list[list[Any]] = self._native_groups(
+        if self._native is not None:
+            got: list[list[Any]] = self._native.visited_add_groups(
                 groups, pos, self._frozen, self._summary, BLOCK, self.recent
             )
             return got
