@@ -20,7 +20,7 @@ from pyrsistent import PMap, pmap
 
 from checker.base.errors import EvaluationError
 from checker.model import CompiledSpec
-from checker.values.fingerprint import in_order
+from checker.values.fingerprint import StateFingerprinter, in_order
 from checker.values.kinds import PMAP_TYPE
 
 #: The map kinds a variable can be cut into per-key slots (the value model's maps).
@@ -44,21 +44,35 @@ def pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
     try:
         return _pilot(model)
     except TypeError:
+        # A value outside the value model (a StateValueError: the plain expansion
+        # names it, with the state it came from).
         raise Unsuitable from None
 
 
 def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
+    # States are told apart by their fingerprints, each successor's computed from its
+    # parent's terms (only the variables an action wrote are hashed), and a
+    # variable's distinct terms count its distinct values.  Python's hash and == did
+    # it slower and worse: immutables.Map's hash collides on maps of maps (gossip's
+    # pilot spent 60% of its time in Map.__eq__), and == is not the value model's
+    # equality (True == 1).
     nvars = len(model.var_names)
-    values: list[set[Any]] = [set() for _ in range(nvars)]
+    fpr = StateFingerprinter(nvars, [{}])
+    variables, within = model.variables, model.within
+    values: list[set[int]] = [set() for _ in range(nvars)]
     keysets: list[set[tuple[type, frozenset[Any]]] | None] = [set() for _ in range(nvars)]
-    seen: set[tuple[Any, ...]] = set()
-    queue: deque[Any] = deque()
+    seen: set[int] = set()
+    queue: deque[tuple[Any, tuple[Any, ...], tuple[int, ...]]] = deque()
 
-    def note(vals: tuple[Any, ...]) -> None:
-        for i, v in enumerate(vals):
-            values[i].add(v)
+    def note(vals: tuple[Any, ...], terms: tuple[int, ...]) -> None:
+        for i, term in enumerate(terms):
+            known = values[i]
+            if term in known:
+                continue  # a value seen before: its keys were noted then
+            known.add(term)
             ks = keysets[i]
             if ks is not None:
+                v = vals[i]
                 if type(v) in _MAP_TYPES:
                     # The map's kind with its keys: a Map in one state and a pmap in
                     # another are two values, and the layout rebuilds one kind.
@@ -68,22 +82,24 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
 
     try:
         for s in model.initial_states():
-            vals = tuple(model.variables(s))
-            if vals not in seen and model.within(s):
-                seen.add(vals)
-                queue.append(s)
-                note(vals)
+            vals = tuple(variables(s))
+            fp, terms = fpr.initial(vals)
+            if fp not in seen and within(s):
+                seen.add(fp)
+                queue.append((s, vals, terms))
+                note(vals, terms)
         while queue and len(seen) < PILOT_STATES:
-            s = queue.popleft()
+            s, pvals, pterms = queue.popleft()
             for _, _, t in model.successors(s):
-                if not model.within(t):
+                if not within(t):
                     continue
-                vals = tuple(model.variables(t))
-                if vals in seen:
+                vals = tuple(variables(t))
+                fp, terms = fpr.child(vals, pvals, pterms)
+                if fp in seen:
                     continue
-                seen.add(vals)
-                queue.append(t)
-                note(vals)
+                seen.add(fp)
+                queue.append((t, vals, terms))
+                note(vals, terms)
     except EvaluationError:
         # Spec code raised: the exploration proper meets the same error and reports
         # it with the trace that reached it; the pilot only stops here.
