@@ -16,7 +16,14 @@ import pytest
 from checker import CompiledSpec, ConfigError, Options
 from checker import run as check
 from checker.authoring.loader import load_spec_class
-from checker.fastpath.adaptive import FIRST_TRIAL, MARGIN, STEP, WINDOW, MeasuredExpansion
+from checker.fastpath.adaptive import (
+    CONFIRM_AFTER,
+    FIRST_TRIAL,
+    MARGIN,
+    STEP,
+    WINDOW,
+    MeasuredExpansion,
+)
 
 
 class Clock:
@@ -69,11 +76,18 @@ def _run(fast_cost: float, plain_cost: float, states: int) -> tuple[MeasuredExpa
     return exp, seen
 
 
+#: States to the end of the first trial (both windows measured in full), and a run
+#: that goes on past the trial that confirms a switch (the fast engine's warm-up,
+#: then both windows) by a window.
+TRIAL_END = FIRST_TRIAL + 2 * WINDOW
+PAST_TRIAL = TRIAL_END + CONFIRM_AFTER + WINDOW // 2 + 3 * WINDOW
+
+
 def test_the_plain_expansion_takes_over_where_it_is_cheaper() -> None:
-    exp, seen = _run(fast_cost=1.0, plain_cost=0.5, states=3 * FIRST_TRIAL)
+    exp, seen = _run(fast_cost=1.0, plain_cost=0.5, states=PAST_TRIAL)
     assert exp.current is exp.plain and exp.switches == 1
-    assert seen == list(range(1, 3 * FIRST_TRIAL + 1))  # the same states, in BFS order
-    assert exp.plain.expanded > FIRST_TRIAL
+    assert seen == list(range(1, PAST_TRIAL + 1))  # the same states, in BFS order
+    assert exp.plain.expanded > TRIAL_END
 
 
 def test_the_fast_engine_stays_where_the_plain_one_is_dearer_and_the_trial_is_short() -> None:
@@ -103,7 +117,7 @@ def test_the_trial_compares_the_expansions_not_the_drift_of_the_run() -> None:
     fast, plain = Drift(clock, 1.0, False), Drift(clock, 0.8, True)
     exp = MeasuredExpansion(fast, plain, "measured", clock)
     queue: deque[Any] = deque([exp.handle_of((1,))])
-    for _ in range(3 * FIRST_TRIAL):
+    for _ in range(PAST_TRIAL):
         _, cands, _ = exp.expand(0, queue.popleft())
         queue += [c[3] for c in cands]
     assert exp.current is exp.plain and exp.switches == 1
@@ -111,9 +125,9 @@ def test_the_trial_compares_the_expansions_not_the_drift_of_the_run() -> None:
 
 def test_a_close_call_keeps_the_expansion_in_use() -> None:
     """Cheaper by less than the margin (MARGIN): no switch."""
-    exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN + 0.03, states=3 * FIRST_TRIAL)
+    exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN + 0.03, states=PAST_TRIAL)
     assert exp.current is exp.fast and exp.switches == 0
-    exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN - 0.03, states=3 * FIRST_TRIAL)
+    exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN - 0.03, states=PAST_TRIAL)
     assert exp.current is exp.plain
 
 
@@ -168,8 +182,10 @@ def test_a_switch_on_a_blip_is_undone_soon() -> None:
     plain = Stand(clock, 1.0, True)
     exp = MeasuredExpansion(fast, plain, "measured", clock)
     queue: deque[Any] = deque([exp.handle_of((1,))])
-    for _ in range(4 * FIRST_TRIAL):
+    for _ in range(2 * PAST_TRIAL):
         _, cands, _ = exp.expand(0, queue.popleft())
         queue += [c[3] for c in cands]
     assert exp.switches == 2 and exp.current is exp.fast
-    assert exp.plain.expanded < 1.5 * FIRST_TRIAL  # (the run is 4 x FIRST_TRIAL)
+    # Its window in each trial (give or take a turn) and the stretch between them;
+    # never again after.
+    assert exp.plain.expanded <= 2 * (WINDOW + STEP) + CONFIRM_AFTER
