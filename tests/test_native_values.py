@@ -416,6 +416,31 @@ def test_the_c_map_update_of_a_map_of_maps_is_the_term_afresh(
     assert got == variable_term(position, new)
 
 
+class _Drifting:
+    """A key whose hash changes after it went into a map (outside the value model)."""
+
+    def __init__(self) -> None:
+        self.h = 1
+
+    def __hash__(self) -> int:
+        return self.h
+
+
+def test_the_c_map_update_declines_a_key_it_cannot_look_up() -> None:
+    """The side-by-side walk looks each value up by its key object; a key whose hash
+    changed is not found, and the update declines (the general path then refuses the
+    key by name) instead of raising a KeyError."""
+    k = _Drifting()
+    old = immutables.Map({k: 1, "a": 2})
+    new = old.set("a", 3)
+    k.h = 2
+    assert NATIVE.map_update(0, new, old, 0) is None
+    outer_old = immutables.Map({"m": old})
+    outer_new = immutables.Map({"m": new})
+    with pytest.raises(StateValueError):
+        NATIVE.map_update(0, outer_new, outer_old, 0)
+
+
 #: Members a frozenset can hold beside others (a pbag refuses == with other kinds).
 MEMBERS = values(1).filter(lambda v: type(v) is not type(pbag([])))
 
