@@ -267,11 +267,13 @@ class WorkerBackend(LevelBackend):
 
     def _recv(self, w: int) -> Any:
         conn, proc = self.conns[w], self.procs[w]
-        # Every worker's sentinel, not only w's: a worker waiting on w may be waiting
-        # for what another worker was to send it through their queues, and if that
-        # one died, w never answers (a killed worker hung a liveness run so).
-        sentinels = [p.sentinel for p in self.procs]
         while True:
+            # Every running worker's sentinel, not only w's: a worker waiting on w may
+            # be waiting for what another worker was to send it through their queues,
+            # and if that one died, w never answers (a killed worker hung a liveness
+            # run so).  Another that ended is left out: its sentinel stays ready, and
+            # waiting on it would spin.
+            sentinels = [p.sentinel for p in self.procs if p is proc or p.exitcode is None]
             ready = wait([conn, *sentinels], timeout=1.0)
             if conn in ready:
                 try:

@@ -82,7 +82,7 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
 
     try:
         for s in model.initial_states():
-            vals = tuple(variables(s))
+            vals = variables(s)
             fp, terms = fpr.initial(vals)
             if fp not in seen and within(s):
                 seen.add(fp)
@@ -93,7 +93,7 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
             for _, _, t in model.successors(s):
                 if not within(t):
                     continue
-                vals = tuple(variables(t))
+                vals = variables(t)  # (a NamedTuple state is its own values: no copy)
                 fp, terms = fpr.child(vals, pvals, pterms)
                 if fp in seen:
                     continue
