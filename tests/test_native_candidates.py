@@ -1,6 +1,7 @@
 """The expansion's per-successor loop in C (``child_candidates``) gives exactly the
-candidates the Python loop gives, on real models; where a successor's value is not
-one the value model takes, the Python loop runs again and names it."""
+candidates the Python loop gives, on real models, with and without a state
+constraint; where a successor's value is not one the value model takes, or the
+constraint raises or gives a non-boolean, the Python loop runs again and names it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ MODELS = [
     ("bench.commit_timeouts", {"RMs": "3"}),  # records in a pset: the Python calculator
     ("scm_new_leader_dn_server_start", {}),  # a seed spec: pyrsistent maps and vectors
     ("multipaxos", {}),  # a TLA+ Examples port: sets of message records
+    ("lamport_mutex", {"maxClock": "3"}),  # a state constraint, in C
+    ("raft", {}),  # a state constraint over a log
 ]
 
 
@@ -52,7 +55,7 @@ def test_the_c_candidate_loop_is_the_python_one(spec: str, consts: dict[str, str
     python = Expansion(model, [{}], False)
     python.candidates_in_c = None
     exp.expanded = python.expanded = MUTATION_CHECKS  # past the first expansions' checks
-    compared = 0
+    compared = outside = 0
     for h in _states(python, 1500):
         got, want = exp.expand(0, h), python.expand(0, h)
         assert got[0] == want[0] and got[2] is None and want[2] is None
@@ -60,11 +63,18 @@ def test_the_c_candidate_loop_is_the_python_one(spec: str, consts: dict[str, str
         for a, b in zip(got[1], want[1], strict=True):
             # k, action, params; the handle (state, its values, its terms); the fp.
             # (each expand runs the actions again: equal states, other objects)
-            assert a[:3] == b[:3] and strict_equal(a[3][0], b[3][0])
+            assert a[:3] == b[:3]
+            if b[3] is None:  # outside the constraint
+                assert a[3] is None and a[4] is None and b[4] is None
+                outside += 1
+                continue
+            assert strict_equal(a[3][0], b[3][0])
             assert a[3][1] is a[3][0] and b[3][1] is b[3][0]  # a NamedTuple is its values
             assert a[3][2] == b[3][2] and a[4] == b[4]
             compared += 1
     assert compared > 500
+    if python.constrained:
+        assert outside > 0, "the constraint never excluded a successor: the test is idle"
 
 
 class _Late(NamedTuple):
@@ -134,3 +144,101 @@ def test_an_action_property_keeps_the_python_loop() -> None:
     assert result.verdict is Verdict.VIOLATION
     assert result.violated == "StepsByOne" and result.action_property
     assert result.trace is not None and len(result.trace.steps) == 302  # (init + 301)
+
+
+class _Clock(NamedTuple):
+    """A counter that the constraint bounds, and a flag."""
+
+    n: int
+    flag: int
+
+
+class _Bounded(Spec):
+    """A counter whose successors beyond ``Limit`` are outside the constraint; what
+    the constraint does at ``Odd`` (a non-boolean, an error) or what the invariant
+    says of the state outside it (``Broken``) is what each test varies.  Three
+    successors per state, so the C loop runs from the 201st expansion on."""
+
+    name = "bounded"
+    check_deadlock = False
+    constants = {"Limit": 400, "Odd": -1, "Broken": -1, "Mode": "bool"}
+
+    Limit: int
+    Odd: int
+    Broken: int
+    Mode: str
+
+    def init(self) -> list[_Clock]:
+        """One state."""
+        return [_Clock(0, 0)]
+
+    @action(over=lambda self: range(3))
+    def Tick(self, s: _Clock, k: int) -> _Clock:
+        """Count up by one (k = 0), two (k = 1) or not at all, flag k."""
+        return _Clock(s.n + (1, 2, 0)[k], k)
+
+    def constraint(self, s: _Clock) -> bool:
+        """n <= Limit; at Odd, what Mode says."""
+        if s.n == self.Odd:
+            if self.Mode == "int":
+                return 1  # type: ignore[return-value]
+            raise ZeroDivisionError("at Odd")
+        return s.n <= self.Limit
+
+    @invariant
+    def NotBroken(self, s: _Clock) -> bool:
+        """n is not Broken with flag 1 (a state outside the constraint when Broken
+        is past Limit)."""
+        return not (s.n == self.Broken and s.flag == 1)
+
+
+def _run_both(monkeypatch: pytest.MonkeyPatch, **consts: Any) -> tuple[Any, Any]:
+    """The outcome with the C loop, and with the Python loop only."""
+    model = CompiledSpec(_Bounded(**consts), symmetry=False)
+    assert Expansion(model, [{}], False).candidates_in_c is not None
+    fast = check_spec(_Bounded(**consts), Options(cache=False))
+    with monkeypatch.context() as m:
+        m.setattr(Expansion, "_candidates_in_c", lambda *args: None)
+        plain = check_spec(_Bounded(**consts), Options(cache=False))
+    return fast, plain
+
+
+def test_the_c_loop_counts_what_the_python_loop_counts_under_a_constraint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fast, plain = _run_both(monkeypatch)
+    assert fast.verdict is Verdict.OK and plain.verdict is Verdict.OK
+    # (n, flag) for n in 0 .. Limit: flags 0 and 2 at n = 0 and 1, all three above.
+    assert fast.stats.distinct == plain.stats.distinct == 2 + 2 + 3 * 399
+    assert fast.stats.generated == plain.stats.generated == 3 * 1201 + 1
+
+
+def test_a_state_outside_the_constraint_breaks_an_invariant_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The invariant holds on every state inside; the successor n = Limit + 1 with
+    flag 1 is outside and breaks it: found after the C loop took over, on the
+    same state and trace as the Python loop's."""
+    fast, plain = _run_both(monkeypatch, Broken=401)
+    for r in (fast, plain):
+        assert r.verdict is Verdict.VIOLATION and r.violated == "NotBroken"
+        assert r.trace is not None and r.trace.steps[-1].state == _Clock(401, 1)
+    assert [x.state for x in fast.trace.steps] == [x.state for x in plain.trace.steps]
+    assert len(fast.trace.steps) > 200  # past the expansions the Python loop always runs
+    assert fast.stats.generated == plain.stats.generated
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"), [("int", "not a boolean"), ("raise", "ZeroDivisionError")]
+)
+def test_a_constraint_that_misbehaves_late_is_named(
+    monkeypatch: pytest.MonkeyPatch, mode: str, says: str
+) -> None:
+    """A constraint that gives 1, or raises, at n = 350 (long after the C loop took
+    over): the same error, on the same state, as from the Python loop."""
+    fast, plain = _run_both(monkeypatch, Odd=350, Mode=mode)
+    for r in (fast, plain):
+        assert r.verdict is Verdict.ERROR
+        assert "constraint" in str(r.error) and says in str(r.error)
+        assert r.trace is not None and r.trace.steps[-1].state.n == 350
+    assert len(fast.trace.steps) == len(plain.trace.steps)

@@ -153,15 +153,20 @@ class Expansion:
         if getattr(model, "action_property_names", ()):
             self.step_check = model.violated_action_property
         self.states_are_variables = bool(getattr(model, "states_are_variables", False))
-        # The whole per-successor loop in C where nothing runs per successor but the
-        # fingerprint (NamedTuple states, no constraint, no action property): the same
-        # candidates, built without a Python step per successor.
+        # The whole per-successor loop in C where nothing but the fingerprint and the
+        # constraint runs per successor (NamedTuple states, no action property): the
+        # same candidates, built without a Python step per successor.  The constraint
+        # goes in as the spec's own predicate, so no wrapper frame runs per successor;
+        # anything it does that is not True or False comes back to the Python loop.
         self.candidates_in_c: Callable[..., Any] | None = None
+        self.c_within: Callable[[Any], Any] | None = None
+        if self.constrained:
+            self.c_within = getattr(model, "constraint_predicate", None)
         if (
             NATIVE is not None
             and self.fpr.c_child is not None
             and self.states_are_variables
-            and not self.constrained
+            and (self.c_within is not None or not self.constrained)
             and self.step_check is None
         ):
             self.candidates_in_c = NATIVE.child_candidates
@@ -288,13 +293,10 @@ class Expansion:
             and self.expanded > MUTATION_CHECKS
             # (asked again here: what the C loop leaves out must still be absent)
             and self.step_check is None
-            and not self.constrained
         ):
-            try:
-                made = self.candidates_in_c(succ, vals, vfps, self.fpr.calc.update)
-                return made[0], made[1], None
-            except (StateValueError, RecursionError):
-                pass  # the loop below raises it again, naming the state it came from
+            made = self._candidates_in_c(ordinal, succ, vals, vfps)
+            if made is not None:
+                return made
         actions = [ai for ai, _, _ in succ]
         cands: list[tuple[int, int, tuple[Any, ...], Any, int | None]] = []
         append = cands.append
@@ -335,6 +337,32 @@ class Expansion:
             raise SpecError(f"{model.name}: a state value nests too deeply") from None
         if self.expanded <= MUTATION_CHECKS:
             self._check_not_mutated(state, vals, vfps, succ)
+        return actions, cands, None
+
+    def _candidates_in_c(
+        self, ordinal: int, succ: list[Any], vals: tuple[Any, ...], vfps: tuple[int, ...]
+    ) -> tuple[list[int], list[Candidate], Event | None] | None:
+        """``expand``'s loop in C, then the invariants of the successors outside the
+        constraint, in order (the first violation or error ends the list, as in the
+        Python loop); None where the Python loop must run instead: a value outside the
+        value model, or a constraint that raised or gave a non-boolean, which it names."""
+        within = self.c_within
+        if self.constrained and within is None:
+            return None
+        assert self.candidates_in_c is not None
+        try:
+            made = self.candidates_in_c(succ, vals, vfps, self.fpr.calc.update, within)
+        except Exception:
+            # A bad value, or the constraint's own error: the Python loop raises it
+            # again, naming the state it came from (and wrapping the spec's error).
+            return None
+        if made is None:
+            return None
+        actions, cands, outside = made
+        for k in outside:
+            ev = self._check_state((ordinal, k), succ[k][2], False)
+            if ev is not None:
+                return actions, cands[: k + 1], ev
         return actions, cands, None
 
     def _check_not_mutated(

@@ -611,6 +611,13 @@ class CompiledSpec:
         """The selected invariants, bound, in order."""
         return list(self._invariants)
 
+    @property
+    def constraint_predicate(self) -> Callable[[Any], Any] | None:
+        """The spec's own state constraint, bound, with nothing around it (None: the
+        spec declares none): for a caller that runs ``within``'s checks itself and
+        hands anything but ``True`` or ``False``, or an exception, back to ``within``."""
+        return self.spec.constraint if self.has_constraint else None
+
     def within(self, state: Any) -> bool:
         """The spec's state constraint."""
         try:

@@ -972,29 +972,36 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 PyDoc_STRVAR(child_candidates_doc,
-"child_candidates(succ, pvals, pterms, update) -> (actions, candidates)\n\n"
+"child_candidates(succ, pvals, pterms, update, within=None) -> (actions, candidates, outside)\n\n"
 "Expansion.expand's loop for states that are their own tuple of variables (a\n"
-"NamedTuple), without a state constraint or action properties: for each successor\n"
-"(action, params, state) of succ at index k, the candidate (k, action, params,\n"
-"(state, state, terms), fingerprint), the terms and fingerprint as child_terms gives\n"
-"them from the parent's values and terms; and the list of the successors' actions.");
+"NamedTuple), without action properties: for each successor (action, params, state)\n"
+"of succ at index k, the candidate (k, action, params, (state, state, terms),\n"
+"fingerprint), the terms and fingerprint as child_terms gives them from the parent's\n"
+"values and terms; and the list of the successors' actions.  With within (the state\n"
+"constraint, a predicate), a successor it does not hold for gets the candidate\n"
+"(k, action, params, None, None) and its k goes to outside, in order, for the caller\n"
+"to check its invariants.  None (nothing built) when within returns a non-boolean;\n"
+"an exception raised by within propagates.");
 
 static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 4 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "child_candidates(succ: list, pvals, pterms, update)");
+    if ((nargs != 4 && nargs != 5) || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "child_candidates(succ: list, pvals, pterms, update, within=None)");
         return NULL;
     }
     if (!ready()) return NULL;
     PyObject *succ = args[0], *update = args[3];
+    PyObject *within = (nargs == 5 && args[4] != Py_None) ? args[4] : NULL;
     PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
-    PyObject *res = NULL;
+    PyObject *outside = NULL, *res = NULL;
     if (pvals) pterms = as_tuple(args[2]);
     if (pterms == NULL) goto done;
     Py_ssize_t m = PyList_GET_SIZE(succ);
     actions = PyList_New(m);
     cands = actions ? PyList_New(m) : NULL;
-    if (cands == NULL) goto done;
+    outside = cands ? PyList_New(0) : NULL;
+    if (outside == NULL) goto done;
     for (Py_ssize_t k = 0; k < m; k++) {
         PyObject *item = PyList_GET_ITEM(succ, k);
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
@@ -1004,6 +1011,25 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
         PyObject *ai = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
         PyObject *t = PyTuple_GET_ITEM(item, 2);
         PyList_SET_ITEM(actions, k, Py_NewRef(ai));
+        if (within != NULL) {
+            PyObject *in = PyObject_CallOneArg(within, t);
+            if (in == NULL) goto done;
+            int inside = in == Py_True, boolean = inside || in == Py_False;
+            Py_DECREF(in);
+            if (!inside) {
+                if (!boolean) {  /* not a boolean: the caller's loop says so, naming it */
+                    res = Py_NewRef(Py_None);
+                    goto done;
+                }
+                PyObject *kobj = PyLong_FromSsize_t(k);
+                PyObject *cand = kobj ? PyTuple_Pack(5, kobj, ai, params, Py_None, Py_None) : NULL;
+                int bad = cand == NULL || PyList_Append(outside, kobj) < 0;
+                Py_XDECREF(kobj);
+                if (bad) { Py_XDECREF(cand); goto done; }
+                PyList_SET_ITEM(cands, k, cand);
+                continue;
+            }
+        }
         PyObject *tvals = as_tuple(t);
         if (tvals == NULL) goto done;
         u64 total;
@@ -1020,9 +1046,10 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
         if (cand == NULL) goto done;
         PyList_SET_ITEM(cands, k, cand);
     }
-    res = PyTuple_Pack(2, actions, cands);
+    res = PyTuple_Pack(3, actions, cands, outside);
 done:
     Py_XDECREF(pvals); Py_XDECREF(pterms); Py_XDECREF(actions); Py_XDECREF(cands);
+    Py_XDECREF(outside);
     return res;
 }
 
