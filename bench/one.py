@@ -69,9 +69,13 @@ TWINS = {
 def _spec_alone(instance: Any) -> float:
     """Seconds the spec's own code takes over the reachable states: every state's
     successors (the actions as written), the action properties or the state
-    constraint of every step and the invariants of each distinct state,
-    with no engine around them: what no engine that runs the spec's code can beat
-    (the caches can, by not running it)."""
+    constraint of every step, and the invariants of each distinct generated state,
+    inside the constraint or outside it, with no engine around them: what no engine
+    that runs the spec's code can beat (the caches can, by not running it).
+
+    A state outside the constraint is not stored, but TLC's semantics (and ours)
+    check its invariants all the same: an engine could remember which of them passed,
+    so each distinct one is counted once, not once per time it is generated."""
     from collections import deque
 
     from checker.explore.expansion import Expansion
@@ -82,13 +86,29 @@ def _spec_alone(instance: Any) -> float:
     queue = deque(exp.handle_of(s) for s in model.initial_states())
     seen = {exp.fp_of(h) for h in queue}
     states = []
+    outside: list[Any] = []  # the distinct generated states outside the constraint
+    outside_seen: set[int] = set()
+    for s in model.initial_states():
+        if not model.within(s) and (fp := exp.fingerprint_of(s)) not in outside_seen:
+            outside_seen.add(fp)
+            outside.append(s)
     while queue:
         h = queue.popleft()
         states.append(h[0])
-        for c in exp.expand(0, h)[1]:
+        cands = exp.expand(0, h)[1]
+        for c in cands:
             if c[4] is not None and c[4] not in seen:
                 seen.add(c[4])
                 queue.append(c[3])
+        if any(c[3] is None for c in cands):
+            succ = model.successors(h[0])
+            for c in cands:
+                if c[3] is None:
+                    t = succ[c[0]][2]
+                    fp = exp.fingerprint_of(t)
+                    if fp not in outside_seen:
+                        outside_seen.add(fp)
+                        outside.append(t)
     successors, violated = model.successors, model.violated_invariant
     stepped = model.violated_action_property
     within = model.within
@@ -104,6 +124,8 @@ def _spec_alone(instance: Any) -> float:
                 if constrained:
                     within(t)
             violated(s)
+        for t in outside:
+            violated(t)
     else:
         for s in states:
             successors(s)

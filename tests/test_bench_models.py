@@ -7,6 +7,8 @@ are the same model.  Small bounds here, the bench's bounds in ``make bench``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench.mini_raft import MiniRaft
@@ -79,4 +81,48 @@ def test_the_spec_alone_runs_the_constraint_on_every_generated_state() -> None:
     assert _spec_alone(Counted(N=2, maxClock=3)) > 0
     result = run(CompiledSpec(cls(N=2, maxClock=3)), Options(deadlock=False))
     initial = len(CompiledSpec(cls(N=2, maxClock=3)).initial_states())
-    assert len(calls) == 2 * (result.stats.generated - initial)
+    # (the initial states are asked once, before the clock, for those outside)
+    assert len(calls) == 2 * (result.stats.generated - initial) + initial
+
+
+def test_the_spec_alone_checks_each_distinct_state_outside_the_constraint_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The invariants of a state outside the constraint are the spec's code a run
+    must execute too (TLC checks them): the yardstick counts each distinct such
+    state once, as an engine that remembered the ones that passed would.  Held to a
+    breadth-first search that tells states apart by the injective encoding."""
+    from bench.one import _spec_alone
+    from checker.authoring.loader import load_spec_class
+    from checker.values.fingerprint import encode
+
+    spec = load_spec_class("lamport_mutex")(N=2, maxClock=3)
+    model = CompiledSpec(spec)
+    inside: set[Any] = set()
+    outside: set[Any] = set()
+    frontier = list(model.initial_states())
+    inside.update(encode(s) for s in frontier)
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for _, _, t in model.successors(s):
+                key = encode(t)
+                if not model.within(t):
+                    outside.add(key)
+                elif key not in inside:
+                    inside.add(key)
+                    nxt.append(t)
+        frontier = nxt
+    assert outside, "no state outside the constraint: the test is idle"
+    checked: list[Any] = []
+    original = CompiledSpec.violated_invariant
+
+    def counted(self: CompiledSpec, state: Any) -> str | None:
+        checked.append(encode(state))
+        return original(self, state)
+
+    monkeypatch.setattr(CompiledSpec, "violated_invariant", counted)
+    _spec_alone(spec)
+    # The timed loop comes last: each distinct state, inside or outside, once.
+    timed = checked[-(len(inside) + len(outside)) :]
+    assert set(timed) == inside | outside and len(set(timed)) == len(timed)
