@@ -433,3 +433,94 @@ def test_a_long_timeline_is_drawn_block_by_block_with_whole_step_numbers(
     # The first table is printed once its block is worked out, not after every step.
     assert timeline.BLOCK in seen_at_print and worked_out["n"] == n
     assert f"│ {n} │" in text and f"x {n - 1}->{n}" in text and "…" not in text
+
+
+class Msg(NamedTuple):
+    mtype: str
+    msource: Any
+    mdest: Any
+
+
+class Counters(NamedTuple):
+    timeout: int
+    compact: int
+
+
+def _two_bags() -> Any:
+    """etcd/raft's shape: a reply goes to ``pendingMessages``, ``Ready`` moves it to
+    ``messages``, the destination receives it; a record and a log change on the way."""
+    import checker.traces.timeline as timeline
+
+    m = Msg("AEResp", "s3", "s1")
+    empty: Map[Any, int] = Map()
+    states = [
+        {"pending": empty, "net": empty, "c": Counters(0, 0), "log": (1, 2, 3)},
+        {"pending": Map({m: 1}), "net": empty, "c": Counters(1, 0), "log": (1, 2, 3)},
+        {"pending": empty, "net": Map({m: 1}), "c": Counters(1, 0), "log": (1, 2, 3, 4)},
+        {"pending": empty, "net": empty, "c": Counters(1, 1), "log": (3, 4)},
+    ]
+    return timeline.TimelineData(
+        spec="bags",
+        variant="default",
+        var_names=("pending", "net", "c", "log"),
+        states=states,
+        actions=[None, "Reply", "Ready", "Receive"],
+        actors=[None, "s3", "s3", "s1"],
+        lanes=["s1", "s3"],
+        owners={"log": "s1"},
+    )
+
+
+def test_a_message_moved_between_two_bags_is_a_move_not_a_drop_and_a_send() -> None:
+    # The etcd/raft counterexamples read "env dropped X" and "sent X" again at every
+    # Ready, and a self-addressed message was "received" when Ready flushed it.
+    data = _two_bags()
+    plain = [
+        {lane: [t.plain for t in ts] for lane, ts in step_changes(data, i).items()}
+        for i in range(1, 4)
+    ]
+    assert plain[0]["s3"] == ["sent Msg s3->s1"]
+    assert plain[0]["env"] == ["c.timeout 0->1"]
+    assert plain[1]["s3"] == ["Msg s3->s1 moved from pending to net"]
+    assert plain[1]["env"] == []
+    assert plain[1]["s1"] == ["log ++ 4"]
+    assert plain[2]["s1"] == ["received Msg s3->s1", "log drops its first 2"]
+    assert plain[2]["env"] == ["c.compact 0->1"]
+
+
+def test_the_picture_draws_one_arrow_through_a_move() -> None:
+    from checker.traces.picture import picture_of
+
+    pic = picture_of(_two_bags())
+    assert [(a.src, a.dst, a.sent, a.end, a.how) for a in pic.arrows] == [
+        ("s3", "s1", 1, 3, "received")
+    ]
+    assert pic.notes[2]["s3"] == ["Msg s3->s1 moved from pending to net"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kinds"),
+    [
+        ({"a": {}, "b": {}}, {"a": {"m": 1}, "b": {}}, [("sent", 1, None, "a")]),
+        ({"a": {"m": 1}, "b": {}}, {"a": {}, "b": {"m": 1}}, [("moved", 1, "a", "b")]),
+        (
+            {"a": {"m": 2}, "b": {}},
+            {"a": {}, "b": {"m": 1}},
+            [("dropped", 1, "a", None), ("moved", 1, "a", "b")],
+        ),
+        ({"a": {"m": 1}, "b": {}}, {"a": {"m": 1}, "b": {"m": 1}}, [("duplicated", 1, None, "b")]),
+        ({"a": {"m": 1}, "b": {}}, {"a": {}, "b": {}}, [("dropped", 1, "a", None)]),
+    ],
+)
+def test_network_events_pair_moves_first(before: Any, after: Any, kinds: Any) -> None:
+    from checker.traces.network import network_events
+
+    m = Msg("X", "s1", "s2")
+    changes = {
+        v: ({m: before[v]["m"]} if before[v] else {}, {m: after[v]["m"]} if after[v] else {})
+        for v in before
+    }
+    got = [
+        (e.kind, e.copies, e.source, e.target) for e in network_events(changes, "s3", ["s1", "s2"])
+    ]
+    assert got == kinds

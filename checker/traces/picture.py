@@ -18,6 +18,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.traces.network import network_events
 from checker.traces.timeline import ENV, TimelineData, _message_counts, step_changes
 from checker.values.show import _DST, _SRC, _field, _name, brief_message, message_detail, show
 
@@ -77,28 +78,38 @@ def picture_of(data: TimelineData) -> Picture:
         step_notes = {lane: [t.plain for t in ts] for lane, ts in cells.items() if ts}
         notes.append(step_notes)
         lanes_seen.update(step_notes)
-        for var in sorted(nets):
-            before = _message_counts(data.states[i - 1][var]) or {}
-            after = _message_counts(data.states[i][var]) or {}
-            for m in sorted(set(before) | set(after), key=brief_message):
-                n0, n1 = before.get(m, 0), after.get(m, 0)
-                src, dst = _name(_field(m, _SRC)), _name(_field(m, _DST))
-                src = src if src in known else ENV
-                dst = dst if dst in known else ENV
-                if n1 > n0 and n0 == 0:
-                    a = Arrow(src, dst, message_detail(m, 48), i)
-                    arrows.append(a)
-                    open_copies.setdefault(m, []).append(a)
-                    lanes_seen.update((src, dst))
-                elif n1 > n0:
-                    duplicates.append((i, brief_message(m)))
-                    lanes_seen.add(ENV)
-                elif n1 < n0:
-                    pending = open_copies.get(m) or []
-                    if pending:
-                        a = pending.pop(0)
-                        a.end = i
-                        a.how = "received" if data.actors[i] == dst else "dropped"
+        changes = {
+            var: (
+                _message_counts(data.states[i - 1][var]) or {},
+                _message_counts(data.states[i][var]) or {},
+            )
+            for var in nets
+        }
+        for e in network_events(changes, data.actors[i], data.lanes):
+            m = e.message
+            src, dst = _name(_field(m, _SRC)), _name(_field(m, _DST))
+            src = src if src in known else ENV
+            dst = dst if dst in known else ENV
+            if e.kind == "sent":
+                a = Arrow(src, dst, message_detail(m, 48), i)
+                arrows.append(a)
+                open_copies.setdefault(m, []).append(a)
+                lanes_seen.update((src, dst))
+            elif e.kind == "duplicated":
+                duplicates.append((i, brief_message(m)))
+                lanes_seen.add(ENV)
+            elif e.kind == "moved":
+                # Still on its way (etcd's Ready hands a reply to the network): the
+                # arrow runs on to the receipt; the move is a note of the step.
+                line = f"{brief_message(m)} moved from {e.source} to {e.target}"
+                step_notes.setdefault(src, []).append(line)
+                lanes_seen.add(src)
+            else:
+                pending = open_copies.get(m) or []
+                if pending:
+                    a = pending.pop(0)
+                    a.end = i
+                    a.how = e.kind
     lanes = [ln for ln in [*data.lanes, ENV] if ln in lanes_seen]
     actions = [""] + [
         (data.actions[i] or "?") + (f" @{data.actors[i]}" if data.actors[i] else "")

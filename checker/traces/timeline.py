@@ -22,10 +22,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from checker.traces.network import NetEvent, network_events
 from checker.values.show import (
     _DST,
     _SRC,
     _field,
+    _fields,
     _name,
     brief_message,
     is_message,
@@ -84,15 +86,23 @@ def step_changes(data: TimelineData, i: int, only: set[str] | None = None) -> di
     cells: dict[str, list[Text]] = {lane: [] for lane in [*data.lanes, ENV]}
     old, new = data.states[i - 1], data.states[i]
     actor = data.actors[i]
+    # Every message variable's change at once, so a message moved between two of them
+    # reads as a move; drawn where the first of them comes in the variables' order.
+    nets: dict[str, tuple[dict[Any, int], dict[Any, int]]] = {}
+    for var in data.var_names:
+        if (only is None or var in only) and not strict_equal(old[var], new[var]):
+            ca, cb = _message_counts(old[var]), _message_counts(new[var])
+            if ca is not None and cb is not None:
+                nets[var] = (ca, cb)
     for var in data.var_names:
         if only is not None and var not in only:
             continue
+        if var in nets:
+            if var == next(iter(nets)):
+                _message_cells(cells, network_events(nets, actor, lanes), lanes)
+            continue
         a, b = old[var], new[var]
         if a is b or strict_equal(a, b):
-            continue
-        ca, cb = _message_counts(a), _message_counts(b)
-        if ca is not None and cb is not None:
-            _message_cells(cells, ca, cb, actor, lanes)
             continue
         a, b = _as_lane_map(a, data.lanes), _as_lane_map(b, data.lanes)
         owner = data.owners.get(var)
@@ -154,8 +164,24 @@ SET_MEMBERS_SHOWN = 6
 
 
 def _value_change(path: str, a: Any, b: Any, width: int = 40) -> list[Text]:
-    """One value's change: ``path a->b``, or for a set the members the step added
-    (``path + x``) and removed (``path - y``), so a growing set shows what grew."""
+    """One value's change: ``path a->b``; for a record, each changed field
+    (``path.field a->b``); for a set the members the step added (``path + x``) and
+    removed (``path - y``), so a growing set shows what grew."""
+    if a is not _ABSENT and b is not _ABSENT:
+        ra, rb = _fields(a), _fields(b)
+        if ra and rb and ra[0] == rb[0] and [n for n, _ in ra[1]] == [n for n, _ in rb[1]]:
+            # A record of the same kind: the fields the step changed, each by name
+            # (``constraintCounters.timeout 0->1``), not two clipped copies that differ
+            # past the clip.
+            rows = []
+            for (name, x), (_, y) in zip(ra[1], rb[1], strict=True):
+                if not strict_equal(x, y):
+                    rows.extend(_value_change(f"{path}.{name}", x, y, width))
+            if rows:
+                return rows
+        grown = _sequence_change(path, a, b, width)
+        if grown is not None:
+            return grown
     delta = None if a is _ABSENT or b is _ABSENT else set_delta(a, b)
     if delta is None:
         return [_change(path, brief(a, width), brief(b, width))]
@@ -168,6 +194,29 @@ def _value_change(path: str, a: Any, b: Any, width: int = 40) -> list[Text]:
             more = f"and {len(members) - SET_MEMBERS_SHOWN} more"
             rows.append(_member(path, sign, more, "dim"))
     return rows
+
+
+def _sequence_change(path: str, a: Any, b: Any, width: int) -> list[Text] | None:
+    """A sequence that only grew at its end (``path ++ x``, a log appended to) or only
+    lost a prefix (``path drops its first k``, a log compacted); None otherwise."""
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or _fields(a) or _fields(b):
+        return None
+    n, m = len(a), len(b)
+    if m > n and all(strict_equal(x, y) for x, y in zip(a, b[:n], strict=True)):
+        added = b[n:]
+        rows = [
+            _member(path, "++", brief(x, max(width, 60)), "green")
+            for x in added[:SET_MEMBERS_SHOWN]
+        ]
+        if len(added) > SET_MEMBERS_SHOWN:
+            rows.append(_member(path, "++", f"and {len(added) - SET_MEMBERS_SHOWN} more", "dim"))
+        return rows
+    if n > m and all(strict_equal(x, y) for x, y in zip(a[n - m :], b, strict=True)):
+        t = Text()
+        t.append(path, style="bold")
+        t.append(f" drops its first {n - m}", style="red")
+        return [t]
+    return None
 
 
 def _member(path: str, sign: str, text: str, style: str) -> Text:
@@ -188,34 +237,24 @@ def _change(path: str, before: str, after: str) -> Text:
     return t
 
 
-def _message_cells(
-    cells: dict[str, list[Text]],
-    before: dict[Any, int],
-    after: dict[Any, int],
-    actor: str | None,
-    lanes: set[str],
-) -> None:
-    # Deliveries first, then what the step sent: the order in which things happen.
-    sent: list[tuple[str, Text]] = []
-    for m in sorted(set(before) | set(after), key=brief_message):
-        n0, n1 = before.get(m, 0), after.get(m, 0)
-        if n1 == n0:
-            continue
-        src, dst = _name(_field(m, _SRC)), _name(_field(m, _DST))
-        text = brief_message(m)
-        if n0 == 0:
+def _message_cells(cells: dict[str, list[Text]], events: list[NetEvent], lanes: set[str]) -> None:
+    for e in events:
+        src, dst = _name(_field(e.message, _SRC)), _name(_field(e.message, _DST))
+        text = brief_message(e.message)
+        if e.kind == "sent":
             # A send shows the contents (INCONSISTENCY next=1); later mentions of the
             # same message name it briefly.
-            line = Text(f"sent {message_detail(m)}", style="cyan")
-            sent.append((src if src in lanes else ENV, line))
-        elif n1 > n0:
+            line = Text(f"sent {message_detail(e.message)}", style="cyan")
+            cells[src if src in lanes else ENV].append(line)
+        elif e.kind == "moved":
+            line = Text(f"{text} moved from {e.source} to {e.target}", style="cyan")
+            cells[src if src in lanes else ENV].append(line)
+        elif e.kind == "duplicated":
             cells[ENV].append(Text(f"duplicated {text}", style="yellow"))
-        elif actor == dst and dst in lanes:
+        elif e.kind == "received":
             cells[dst].append(Text(f"received {text}", style="magenta"))
         else:
             cells[ENV].append(Text(f"dropped {text}", style="yellow"))
-    for lane, line in sent:
-        cells[lane].append(line)
 
 
 def render_timeline(
