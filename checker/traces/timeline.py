@@ -8,8 +8,9 @@ Per step, every change lands in a lane: a per-server map (``currentTerm[s1]``) i
 server's lane, a map of maps (``nextIndex[s1][s2]``) in the outer server's lane,
 anything else in the environment lane.  Messages (a bag or set of records with a source
 and a destination) are shown as sent in the sender's lane, as delivered in the
-receiver's lane (when the receiver takes the step), and as dropped or duplicated in
-the environment lane.
+receiver's lane (when the receiver takes the step), as moved in the sender's lane when
+a step takes it from one message variable to another (etcd/raft's ``Ready``, see
+:mod:`checker.traces.network`), and as dropped or duplicated in the environment lane.
 """
 
 from __future__ import annotations
