@@ -309,6 +309,23 @@ def quorum(votes: frozenset[ServerId], conf: frozenset[ServerId]) -> bool:
     return len(votes & conf) * 2 > len(conf)
 
 
+#: The bounds where 76f1249 and 124 show (docs/specs/etcd-raft.md): 3 servers
+#: bootstrapped, entries applied, one compaction, logs of 5, and one message at a time
+#: in each buffer and in flight per follower.  The limits are MCetcdraft's own
+#: constants; the stories' messages travel one at a time, so they leave the mechanism
+#: alone and make the fixed spec's whole space a session's search.
+_COMPACTION_STORY: dict[str, Any] = {
+    "Server": model_values("s", 3, group="Server"),
+    "InitServer": 3,
+    "ApplyCommitted": True,
+    "CompactLimit": 1,
+    "MaxLogLength": 5,
+    "MaxPendingMsgLimit": 1,
+    "MaxInflightMsgs": 1,
+    "MaxMsgBufferLimit": 1,
+}
+
+
 class EtcdRaft(Spec):
     """etcd/raft (Specula's etcdraft.tla, snapshot scenario), the core."""
 
@@ -343,31 +360,37 @@ class EtcdRaft(Spec):
     #: back one etcd/raft fix, as Specula's bugs/reproduce folder does.
     #: Specula's spec lacks etcd's own fix of etcd#7280 (raft.go hup refuses to
     #: campaign with configuration changes committed but not applied): ``fix_7280``
-    #: adds it.
-    variants = ("default", "revert_76f1249", "revert_124", "fix_7280")
-    #: ``mcheck run etcd_raft --variant revert_124`` tells etcd/raft#124's story: the
-    #: smallest bounds where it shows (3 servers bootstrapped, entries applied, one
-    #: snapshot, one compaction, logs of 5) and, to make the search one a session can
-    #: finish, one message waiting to be persisted at a time and one append in flight
-    #: per follower.  Neither limit is part of the mechanism: the story's messages
-    #: wait one at a time.  At MCetcdraft's 2 and 2 no counterexample of up to 23
-    #: actions exists and the search needs a cluster (docs/specs/etcd-raft.md).
+    #: adds it.  ``revert_bd3c759`` lets the leader propose leaving a joint
+    #: configuration while a change is pending, without marking the proposal pending.
+    variants = ("default", "revert_76f1249", "revert_124", "fix_7280", "revert_bd3c759")
+    #: ``mcheck run etcd_raft --variant revert_124`` (or ``revert_76f1249``,
+    #: ``revert_bd3c759``) tells that bug's story at the bounds where it shows and
+    #: where the fixed spec's whole space is a session's search.  At MCetcdraft's
+    #: message limits (2 and 2) 124 has no counterexample of up to 23 actions and the
+    #: search needs a cluster (docs/specs/etcd-raft.md).
     stories = {
+        # etcd/raft 76f1249: 25 actions, and the fixed spec holds over every state at
+        # these bounds (docs/specs/etcd-raft.md).
+        "revert_76f1249": Story(
+            constants=_COMPACTION_STORY,
+            check=("AppendEntriesPrevLogTermValidInv",),
+            about="the leader compacts past what s3 holds and sends it a MsgApp whose"
+            " previous entry's term is gone (prevLogTerm 0)",
+        ),
         "revert_124": Story(
-            constants={
-                "Server": model_values("s", 3, group="Server"),
-                "InitServer": 3,
-                "ApplyCommitted": True,
-                "SnapshotLimit": 1,
-                "CompactLimit": 1,
-                "MaxLogLength": 5,
-                "MaxPendingMsgLimit": 1,
-                "MaxInflightMsgs": 1,
-            },
+            constants={**_COMPACTION_STORY, "SnapshotLimit": 1},
             check=("SnapshotTransitionCorrectInv",),
             about="a stale snapshot reply moves s3 past the pending snapshot; the leader"
             " keeps it in StateSnapshot",
-        )
+        ),
+        # etcd/raft bd3c759: 21 actions, and the fixed spec holds over every state at
+        # these bounds (docs/specs/etcd-raft.md).
+        "revert_bd3c759": Story(
+            constants={"ConfChangeLimit": 1, "MaxLogLength": 5},
+            check=("SinglePendingLeaveJointInv",),
+            about="the leader auto-leaves its joint configuration and proposes leaving"
+            " it again: two leave-joint entries uncommitted",
+        ),
     }
     #: Specula's traces (specs/_etcd_raft_specula.py), set below the class.
     log_mapping: ClassVar[Any]
@@ -1199,6 +1222,12 @@ class EtcdRaft(Spec):
         conf = s.config[i]
         if s.state[i] != LEADER or not conf.jointConfig[1] or not conf.autoLeave:
             return None
+        if self.variant == "revert_bd3c759":
+            # Before etcd/raft bd3c759 the auto-leave proposal neither waited for the
+            # pending change nor marked itself pending, so it could be proposed again.
+            return self._replicate(
+                s, i, LeaveVal(True, conf.jointConfig[0], conf.learners), CONFIG_ENTRY
+            )
         if s.pendingConfChangeIndex[i] != 0:
             return None
         return self._leave_joint(s, i, conf.learners)
