@@ -12,8 +12,11 @@ port, with the same constants, and prints both counts (they must agree)::
 The case study's files are copied into a temporary folder, never into this project.
 Each configuration starts from MCetcdraft.cfg with the limits below replaced and the
 table's twenty invariants only; ``--full NAME...`` keeps the cfg's INVARIANTS and
-PROPERTIES as they stand and compares verdicts (mcheck checks all of its own), and
-``--speed [ROUNDS]`` is the speed row of ``make bench``.
+PROPERTIES as they stand and compares verdicts (mcheck checks all of its own),
+``--bugs [VARIANT...]`` runs the known bugs on both sides (etcdraft.tla with the
+fix reverted in a temporary copy, and the invariant Specula's reproduction names) and
+compares the shortest counterexamples' lengths, and ``--speed [ROUNDS]`` is the speed
+row of ``make bench``.
 """
 
 from __future__ import annotations
@@ -157,14 +160,17 @@ def run_mcheck(
     log: int,
     workers: int = 1,
     full: bool = False,
+    invariants: tuple[str, ...] = INVARIANTS,
+    variant: str = "default",
 ) -> dict[str, float]:
     """The port's counts and seconds for one configuration (a command of its own, in
     a session of its own; ``seconds`` is the command's wall time, start included, as
     TLC's is)."""
     args = [f"--const={k}={v}" for k, v in {"InitServer": servers, **consts}.items()]
     args += [f"--const=MaxLogLength={log}", f"--const=Server={servers}"]
+    args += [f"--variant={variant}"]
     # TLC checks these only, or (full) every invariant and property of the cfg.
-    args += ["--invariant=all"] if full else [f"--invariant={name}" for name in INVARIANTS]
+    args += ["--invariant=all"] if full else [f"--invariant={name}" for name in invariants]
     if not sym:
         args.append("--no-symmetry")
     if workers > 1:
@@ -298,13 +304,15 @@ def full(names: list[str]) -> None:
             )
 
 
-def _tlc_verdict(classpath: str, work: Path, cfg: str) -> dict[str, str | float]:
-    """TLC on ``cfg``: the property it reports violated with its trace's length in
-    actions, or its counts."""
+def _tlc_verdict(
+    classpath: str, work: Path, cfg: str, module: str = "MCetcdraftBounded"
+) -> dict[str, str | float]:
+    """TLC on ``module`` under ``cfg``: the property it reports violated with its
+    trace's length in actions, or its counts."""
     from bench.tlc import _TLC_COUNTS, _TLC_DEPTH, _timed, _tlc
 
     meta = Path(tempfile.mkdtemp(prefix="states-", dir=work))
-    took, out = _timed(_tlc(classpath, meta, "MCetcdraftBounded", cfg), work, ok=(0, 12, 13))
+    took, out = _timed(_tlc(classpath, meta, module, cfg), work, ok=(0, 12, 13))
     shutil.rmtree(meta, ignore_errors=True)
     bad = _TLC_VIOLATED.search(out)
     if bad:
@@ -318,8 +326,138 @@ def _tlc_verdict(classpath: str, work: Path, cfg: str) -> dict[str, str | float]
     return {"verdict": verdict, "seconds": took}
 
 
+#: The known bugs at the bounds where each shows in a session (the stories' bounds,
+#: docs/specs/etcd-raft.md; the three of issue 45, and bd3c759 of Specula's
+#: reproduce folder): mcheck variant -> (constants over BASE, servers,
+#: symmetry, MaxLogLength, the invariant Specula's reproduction names, and the
+#: revert as (etcdraft.tla's text, what replaces it); 7280's bug is the spec as it
+#: stands).
+BUGS: dict[str, tuple[dict[str, int], int, bool, int, str, tuple[tuple[str, str], ...]]] = {
+    "revert_76f1249": (
+        {
+            "ApplyCommitted": 1, "CompactLimit": 1, "MaxPendingMsgLimit": 1,
+            "MaxInflightMsgs": 1, "MaxMsgBufferLimit": 1,
+        },
+        3,
+        True,
+        5,
+        "AppendEntriesPrevLogTermValidInv",
+        (
+            ("/\\ (range[1] = range[2] \\/ range[1] >= log[i].offset)", "/\\ TRUE"),
+            (
+                "/\\ (range[1] = 1 \\/ range[1] - 1 = log[i].snapshotIndex"
+                " \\/ range[1] - 1 >= log[i].offset)",
+                "/\\ TRUE",
+            ),
+        ),
+    ),
+    "revert_124": (
+        {
+            "ApplyCommitted": 1, "SnapshotLimit": 1, "CompactLimit": 1,
+            "MaxPendingMsgLimit": 1, "MaxInflightMsgs": 1, "MaxMsgBufferLimit": 1,
+        },
+        3,
+        True,
+        5,
+        "SnapshotTransitionCorrectInv",
+        (
+            (
+                "\\/ newMatchIndex + 1 >= pendingSnapshot[i][j]",
+                "\\/ newMatchIndex = pendingSnapshot[i][j]",
+            ),
+        ),
+    ),
+    "revert_bd3c759": (
+        {"ConfChangeLimit": 1},
+        2,
+        True,
+        5,
+        "SinglePendingLeaveJointInv",
+        (
+            ("/\\ pendingConfChangeIndex[i] = 0  \\* Previous config change has been applied",
+             "/\\ TRUE"),
+            (
+                "ConfigEntry)\n    /\\ pendingConfChangeIndex' = [pendingConfChangeIndex EXCEPT"
+                " ![i] = LastIndex(log'[i])]",
+                "ConfigEntry)\n    /\\ UNCHANGED pendingConfChangeIndex",
+            ),
+        ),
+    ),
+    "default": (
+        {
+            "InitServer": 2, "ConfChangeLimit": 1, "MaxTimeoutLimit": 2, "MaxTermLimit": 3,
+            "HeartbeatLimit": 1, "MaxPendingMsgLimit": 1, "MaxInflightMsgs": 1,
+        },
+        2,
+        True,
+        3,
+        "NoConfigGapDuringElectionInv",
+        (),
+    ),
+}  # fmt: skip
+
+
+def _reproduction_definition(study: Path, name: str) -> str:
+    """The TLA+ definition of invariant ``name`` where etcdraft.tla itself no longer
+    has it, as Specula's bug reproductions give it (``spec/bugs/reproduce/*/
+    etcdraft.tla``): read from the case study at run time, never copied into this
+    project; empty when etcdraft.tla defines it."""
+    if re.search(rf"^{name} ==", (study / SPEC_DIR / "etcdraft.tla").read_text(), re.M):
+        return ""
+    for f in sorted((study / SPEC_DIR / "bugs" / "reproduce").glob("*/etcdraft.tla")):
+        m = re.search(rf"^{name} ==\n(?:[ \t]+\S.*\n)+", f.read_text(), re.M)
+        if m:
+            return m.group(0)
+    raise SystemExit(f"bench.etcd_tlc: no reproduction defines {name}")
+
+
+def bugs(names: list[str]) -> None:
+    """The known bugs on both sides: TLC on etcdraft.tla with the fix reverted
+    (a text change of a temporary copy, refused unless it applies exactly once),
+    checking the reproduction's invariant; mcheck's variant with the same constants.
+    Breadth-first, so both counterexamples are shortest and must be equally long."""
+    classpath = os.environ.get("TLC_CLASSPATH")
+    study = os.environ.get("SPECULA_CASE_STUDIES")
+    if not classpath or not study:
+        raise SystemExit("bench.etcd_tlc: set TLC_CLASSPATH and SPECULA_CASE_STUDIES")
+    print("| bug variant | invariant | TLC | s | mcheck | s |")
+    print("|---|---|---|---:|---|---:|")
+    for variant in names or list(BUGS):
+        consts, servers, sym, log, inv, revert = BUGS[variant]
+        with tempfile.TemporaryDirectory(prefix="etcd-bug-") as tmp:
+            work = Path(tmp)
+            base_cfg = _copy_model(Path(study) / SPEC_DIR, work)
+            spec = (work / "etcdraft.tla").read_text()
+            for old, new in revert:
+                if spec.count(old) != 1:
+                    raise SystemExit(f"bench.etcd_tlc: etcdraft.tla has {old!r} not once")
+                spec = spec.replace(old, new)
+            (work / "etcdraft.tla").write_text(spec)
+            (work / "MCetcdraftBugs.tla").write_text(
+                "---- MODULE MCetcdraftBugs ----\nEXTENDS MCetcdraftBounded\n\n"
+                + _reproduction_definition(Path(study), inv)
+                + "\n====\n"
+            )
+            cfg = config_text(base_cfg, consts, servers, sym, log)
+            cfg = cfg[: cfg.index("INVARIANTS")] + f"INVARIANTS\n    {inv}\n"
+            (work / "bug.cfg").write_text(cfg)
+            tlc = _tlc_verdict(classpath, work, "bug.cfg", module="MCetcdraftBugs")
+        mc = run_mcheck(consts, servers, sym, log, invariants=(inv,), variant=variant)
+        mine = (
+            f"{mc['property']} in {mc['length']:.0f} actions"
+            if mc["property"]
+            else f"holds, {mc['distinct']:,.0f} / {mc['depth']:.0f}"
+        )
+        print(
+            f"| {variant} | {inv} | {tlc['verdict']} | {tlc['seconds']:.1f} | {mine} "
+            f"| {mc['seconds']:.1f} |"
+        )
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--speed"]:
+    if sys.argv[1:2] == ["--bugs"]:
+        bugs(sys.argv[2:])
+    elif sys.argv[1:2] == ["--speed"]:
         speed(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
     elif sys.argv[1:2] == ["--full"]:
         full(sys.argv[2:])
