@@ -1222,15 +1222,13 @@ class EtcdRaft(Spec):
         conf = s.config[i]
         if s.state[i] != LEADER or not conf.jointConfig[1] or not conf.autoLeave:
             return None
-        if self.variant == "revert_bd3c759":
-            # Before etcd/raft bd3c759 the auto-leave proposal neither waited for the
-            # pending change nor marked itself pending, so it could be proposed again.
-            return self._replicate(
-                s, i, LeaveVal(True, conf.jointConfig[0], conf.learners), CONFIG_ENTRY
-            )
-        if s.pendingConfChangeIndex[i] != 0:
+        # Before etcd/raft bd3c759 the auto-leave proposal neither waited for the
+        # pending change nor marked itself pending, so it could be proposed again.
+        bug = self.variant == "revert_bd3c759"
+        if not bug and s.pendingConfChangeIndex[i] != 0:
             return None
-        return self._leave_joint(s, i, conf.learners)
+        t = self._leave_joint(s, i, conf.learners)
+        return t._replace(pendingConfChangeIndex=s.pendingConfChangeIndex) if bug else t
 
     def _leave_joint(self, s: EtcdState, i: ServerId, learners: frozenset[ServerId]) -> EtcdState:
         """The leader appends the entry that leaves its joint configuration (keeping
