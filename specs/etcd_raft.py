@@ -705,7 +705,14 @@ class EtcdRaft(Spec):
         prev_term = log_term(lg, prev) if 0 < prev <= last else 0
         last_entry = min(last, e - 1)
         lo, hi = b - lg.offset + 1, last_entry - lg.offset + 1  # SubSeq(entries, lo, hi)
-        entries = lg.entries[lo - 1 : hi] if hi >= lo else ()
+        if b < lg.offset:
+            # A compacted range (only 76f1249's revert sends one with entries): no
+            # entries, as Specula's reproduction of the bug says.  Read as SubSeq it
+            # is TLC's evaluation error, and a Python slice from lo - 1 < 0 would
+            # take entries from the log's end.
+            entries: tuple[Entry, ...] = ()
+        else:
+            entries = lg.entries[lo - 1 : hi] if hi >= lo else ()
         if subtype == "heartbeat":
             commit = min(s.commitIndex[i], s.matchIndex[i][j])
         elif last_entry < b:

@@ -256,6 +256,19 @@ def test_the_76f1249_story_is_a_behaviour_and_the_fix_closes_it(variant: str) ->
     assert (state is None) == (variant == "default")
 
 
+@pytest.mark.parametrize("e", [5, 6])
+def test_a_msgapp_from_a_compacted_range_carries_no_entries(e: int) -> None:
+    """After the story's compaction, AppendEntries(s1, s3, 4, e) starts below the
+    log's offset: with the bug it is sent with no entries (Specula's reproduction;
+    as SubSeq it is an evaluation error, and a Python slice from a negative start
+    would take the log's last entry), and with the fix it is not enabled."""
+    steps = [*STORY_76F1249[:-1], f"AppendEntries(s1, s3, 4, {e})"]
+    state = _walk("revert_76f1249", "revert_76f1249", steps, "AppendEntriesPrevLogTermValidInv")
+    (m,) = [m for m in state.pendingMessages if type(m).__name__ == "AEReq"]
+    assert (m.mprevLogIndex, m.mprevLogTerm, m.mentries) == (3, 0, ())
+    assert _walk("default", "revert_76f1249", steps, "AppendEntriesPrevLogTermValidInv") is None
+
+
 #: etcd/raft bd3c759's story as breadth-first search found it at the variant's story
 #: bounds (21 actions, 226,084 states, 32 s); step 10 enters the joint configuration
 #: {s1} / {s1, s2} with auto-leave.
