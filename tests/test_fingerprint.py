@@ -148,60 +148,6 @@ def test_a_set_of_mixed_encodings_has_one_order_whatever_the_order_it_came_in() 
     assert len(forms) == 1
 
 
-class _Msg(NamedTuple):
-    kind: str
-    src: ModelValue
-    bal: int
-
-
-_MSGS = [_Msg(k, S[i], b) for k in ("1a", "1b") for i in range(3) for b in (0, 1, 10)]
-
-
-def test_in_order_is_one_order_whatever_the_input_order_or_the_hash_seed() -> None:
-    """in_order sorts by fingerprint: every permutation of the input and every hash
-    seed give one list (the over_state domains of specs depend on it)."""
-    import random
-
-    from checker.values.fingerprint import in_order
-
-    want = in_order(_MSGS)
-    rnd = random.Random(7)
-    for _ in range(20):
-        shuffled = list(_MSGS)
-        rnd.shuffle(shuffled)
-        assert in_order(frozenset(shuffled)) == want
-        assert in_order([*shuffled, 1, "x"], kind=_Msg) == want
-    assert in_order([10, 2, 1]) == [1, 2, 10]
-    assert in_order(["b", "a"]) == ["a", "b"]
-    code = (
-        "from tests.test_fingerprint import _MSGS\n"
-        "from checker.values.fingerprint import in_order\n"
-        "print(in_order(frozenset(_MSGS)))\n"
-    )
-    outputs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONHASHSEED=seed),
-            cwd=ROOT,
-            check=True,
-        ).stdout
-        for seed in ("1", "2", "999")
-    }
-    assert len(outputs) == 1
-
-
-def test_in_order_breaks_a_fingerprint_tie_by_the_encoding(monkeypatch: Any) -> None:
-    """Were two values to share a fingerprint, the full encoding still orders them,
-    so a collision cannot make the order follow the set's iteration."""
-    from checker.values import fingerprint as fpmod
-
-    monkeypatch.setattr(fpmod, "fingerprint", lambda v, ren=None: 0)
-    orders = {tuple(fpmod.in_order(list(p))) for p in itertools.permutations(_MSGS[:4])}
-    assert orders == {tuple(sorted(_MSGS[:4], key=fpmod.sort_key))}
-
-
 def _exact_reachable(model: CompiledSpec) -> set[object]:
     """Every reachable state, stored whole (no fingerprints): the oracle."""
     seen = set(model.initial_states())

@@ -360,31 +360,9 @@ def sort_key(v: Any) -> str:
 def in_order(items: Iterable[Any], kind: Any = None) -> list[Any]:
     """``items`` (of type ``kind``, if given) in a fixed, salt-independent order: what
     an ``over_state`` domain must return (never iterate a set or map as it comes)."""
-    got = [x for x in items if isinstance(x, kind)] if kind is not None else list(items)
-    if len(got) < 2:
-        return got
-    kinds = {type(x) for x in got}
-    if kinds == {int} or kinds == {str}:
-        return sorted(got)  # ballots, indexes, names: in the order a reader expects
-    # The 64-bit fingerprint is as salt-independent as the encoding (stable across
-    # runs, processes and machines, native or pure) and a tenth of its cost; specs
-    # call this in every state's parameter domains.  Two different values with one
-    # fingerprint would tie and keep the set's iteration order, so then the full
-    # encoding decides.
-    keys = [fingerprint(x) for x in got]
-    if len(set(keys)) == len(keys):
-        return [x for _, x in sorted(zip(keys, got, strict=True), key=_first)]
-    return [
-        x for _, _, x in sorted(zip(keys, map(sort_key, got), got, strict=True), key=_first_two)
-    ]
-
-
-def _first(pair: tuple[int, Any]) -> int:
-    return pair[0]
-
-
-def _first_two(triple: tuple[int, str, Any]) -> tuple[int, str]:
-    return triple[0], triple[1]
+    if kind is not None:
+        items = (x for x in items if isinstance(x, kind))
+    return sorted(items, key=sort_key)
 
 
 def collision_probability(distinct: int, generated: int) -> float:
