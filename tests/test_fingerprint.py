@@ -148,6 +148,48 @@ def test_a_set_of_mixed_encodings_has_one_order_whatever_the_order_it_came_in() 
     assert len(forms) == 1
 
 
+class _Msg(NamedTuple):
+    kind: str
+    src: ModelValue
+    bal: int
+
+
+_MSGS = [_Msg(k, S[i], b) for k in ("1a", "1b") for i in range(3) for b in (0, 1, 10)]
+
+
+def test_in_order_is_one_order_whatever_the_input_order_or_the_hash_seed() -> None:
+    """Every permutation of the input and every hash seed give in_order one list (the
+    over_state domains of specs depend on it)."""
+    import random
+
+    from checker.values.fingerprint import in_order
+
+    want = in_order(_MSGS)
+    rnd = random.Random(7)
+    for _ in range(20):
+        shuffled = list(_MSGS)
+        rnd.shuffle(shuffled)
+        assert in_order(frozenset(shuffled)) == want
+        assert in_order([*shuffled, 1, "x"], kind=_Msg) == want
+    code = (
+        "from tests.test_fingerprint import _MSGS\n"
+        "from checker.values.fingerprint import in_order\n"
+        "print(in_order(frozenset(_MSGS)))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONHASHSEED=seed),
+            cwd=ROOT,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "999")
+    }
+    assert len(outputs) == 1
+
+
 def _exact_reachable(model: CompiledSpec) -> set[object]:
     """Every reachable state, stored whole (no fingerprints): the oracle."""
     seen = set(model.initial_states())
