@@ -10,12 +10,14 @@ of docs/specs/etcd-raft.md are left to the bench and one gate row (the suite's t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.etcd_tlc import INVARIANTS
+from bench.etcd_tlc import INVARIANTS, _dumped_actions
 from checker import CompiledSpec, Options
 from checker import run as check
 from checker.authoring.loader import load_spec_class
@@ -267,6 +269,19 @@ def test_a_msgapp_from_a_compacted_range_carries_no_entries(e: int) -> None:
     (m,) = [m for m in state.pendingMessages if type(m).__name__ == "AEReq"]
     assert (m.mprevLogIndex, m.mprevLogTerm, m.mentries) == (3, 0, ())
     assert _walk("default", "revert_76f1249", steps, "AppendEntriesPrevLogTermValidInv") is None
+
+
+def test_the_tlc_bug_length_comes_from_its_dump_and_a_missing_dump_says_so(
+    tmp_path: Path,
+) -> None:
+    """bench.etcd_tlc --bugs counts the actions of TLC's -dumpTrace json (its shape as
+    TLC writes it: one [state, action, state] per step); no dump (TLC could not
+    rebuild its trace) is None, never a length read off the printed states."""
+    step = [[1, {"x": 0}], {"name": "Next"}, [2, {"x": 1}]]
+    dump = tmp_path / "trace.json"
+    dump.write_text(json.dumps({"counterexample": {"action": [step] * 3, "state": []}}))
+    assert _dumped_actions(dump) == 3
+    assert _dumped_actions(tmp_path / "none.json") is None
 
 
 #: etcd/raft bd3c759's story as breadth-first search found it at the variant's story
