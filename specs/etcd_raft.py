@@ -705,14 +705,10 @@ class EtcdRaft(Spec):
         prev_term = log_term(lg, prev) if 0 < prev <= last else 0
         last_entry = min(last, e - 1)
         lo, hi = b - lg.offset + 1, last_entry - lg.offset + 1  # SubSeq(entries, lo, hi)
-        if b < lg.offset:
-            # A compacted range (only 76f1249's revert sends one with entries): no
-            # entries, as Specula's reproduction of the bug says.  Read as SubSeq it
-            # is TLC's evaluation error, and a Python slice from lo - 1 < 0 would
-            # take entries from the log's end.
-            entries: tuple[Entry, ...] = ()
-        else:
-            entries = lg.entries[lo - 1 : hi] if hi >= lo else ()
+        # A compacted range (b < offset; only 76f1249's revert sends one with entries)
+        # has no entries, as Specula's reproduction of the bug says: as SubSeq it is
+        # TLC's evaluation error, and a slice from lo - 1 < 0 takes the log's end.
+        entries = lg.entries[lo - 1 : hi] if lo >= 1 and hi >= lo else ()
         if subtype == "heartbeat":
             commit = min(s.commitIndex[i], s.matchIndex[i][j])
         elif last_entry < b:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import pickle
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,13 @@ from pyrsistent import pmap, pset, pvector
 
 from checker.model import CompiledSpec, permute, renamings
 from checker.values import ModelValue, model_values
-from checker.values.fingerprint import StateFingerprinter, TermCalculator, encode, fingerprint
+from checker.values.fingerprint import (
+    StateFingerprinter,
+    TermCalculator,
+    encode,
+    fingerprint,
+    in_order,
+)
 from mcheck_shipped.specs.raft import Raft
 
 S = model_values("s", 3, group="Server")
@@ -81,19 +88,22 @@ def test_fingerprints_do_not_depend_on_the_hash_salt() -> None:
         "t = m.successors(s)[3][2]\n"
         "print(fingerprint(s), fingerprint(t), fingerprint(frozenset({'a', 'b', 'c'})))\n"
     )
-    outputs = set()
-    for seed in ("1", "2", "12345"):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
-        proc = subprocess.run(
+    assert len(_outputs_by_hash_seed(code)) == 1
+
+
+def _outputs_by_hash_seed(code: str) -> set[str]:
+    """What ``code`` prints in fresh interpreters under three hash seeds."""
+    return {
+        subprocess.run(
             [sys.executable, "-c", code],
             capture_output=True,
             text=True,
-            env=env,
+            env=dict(os.environ, PYTHONHASHSEED=seed),
             cwd=ROOT,
             check=True,
-        )
-        outputs.add(proc.stdout)
-    assert len(outputs) == 1
+        ).stdout
+        for seed in ("1", "2", "12345")
+    }
 
 
 def test_model_values_survive_pickling_as_the_same_object() -> None:
@@ -160,10 +170,6 @@ _MSGS = [_Msg(k, S[i], b) for k in ("1a", "1b") for i in range(3) for b in (0, 1
 def test_in_order_is_one_order_whatever_the_input_order_or_the_hash_seed() -> None:
     """Every permutation of the input and every hash seed give in_order one list (the
     over_state domains of specs depend on it)."""
-    import random
-
-    from checker.values.fingerprint import in_order
-
     want = in_order(_MSGS)
     rnd = random.Random(7)
     for _ in range(20):
@@ -176,18 +182,7 @@ def test_in_order_is_one_order_whatever_the_input_order_or_the_hash_seed() -> No
         "from checker.values.fingerprint import in_order\n"
         "print(in_order(frozenset(_MSGS)))\n"
     )
-    outputs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONHASHSEED=seed),
-            cwd=ROOT,
-            check=True,
-        ).stdout
-        for seed in ("1", "2", "999")
-    }
-    assert len(outputs) == 1
+    assert len(_outputs_by_hash_seed(code)) == 1
 
 
 def _exact_reachable(model: CompiledSpec) -> set[object]:
