@@ -11,6 +11,7 @@ import pytest
 from checker import Options, Spec, action, check_spec, invariant
 from checker.explore import collector
 from checker.explore.result import Verdict
+from checker.values.native import NATIVE
 
 
 class Counter(NamedTuple):
@@ -72,3 +73,36 @@ def test_cycles_are_still_collected_and_thresholds_restored(
     # The cycles were freed during the run, not left for later: a collection about
     # every `young` of them.
     assert sum(freed) >= r.stats.distinct - 2 * young
+
+
+class Watched(Spec):
+    """A grid whose actions note whether the collector tracks the state they are
+    given (one the run queued, then took to expand)."""
+
+    constants = {"N": 30}
+    check_deadlock = False
+    N: int
+    tracked: list[bool] = []
+
+    def init(self) -> list[Counter]:
+        return [Counter(0, 0)]
+
+    @action
+    def IncX(self, s: Counter) -> Counter | None:
+        Watched.tracked.append(gc.is_tracked(s))
+        return s._replace(x=s.x + 1) if s.x < self.N else None
+
+    @action
+    def IncY(self, s: Counter) -> Counter | None:
+        return Counter(s.x, s.y + 1) if s.y < self.N else None
+
+
+@pytest.mark.skipif(NATIVE is None, reason="the C core is not built")
+@pytest.mark.parametrize("strategy", ["bfs", "dfs"])
+def test_queued_states_are_not_rescanned_by_the_collector(strategy: str) -> None:
+    Watched.tracked = []
+    r = check_spec(Watched(), Options(cache=False, strategy=strategy))
+    assert r.verdict is Verdict.OK and r.stats.distinct == 31 * 31
+    # Every state expanded had been queued: the queue took it off the collector's
+    # lists (no collection can free a cycle through an immutable value).
+    assert len(Watched.tracked) == 31 * 31 and not any(Watched.tracked)

@@ -1877,6 +1877,67 @@ static PyObject *py_visited_add_groups(PyObject *self, PyObject *const *args, Py
     return out;
 }
 
+/* ---- the stored states and the cyclic collector (store.frontier) --------------- */
+
+/* A growable stack of borrowed references (each held alive by the value walked). */
+typedef struct {
+    PyObject **items;
+    Py_ssize_t n, cap;
+} Stack;
+
+static int untrack_visit(PyObject *o, void *arg) {
+    Stack *st = (Stack *)arg;
+    /* Types and modules live for the run and may take part in cycles: left alone. */
+    if (o == NULL || !PyObject_IS_GC(o) || !PyObject_GC_IsTracked(o) || PyType_Check(o) ||
+        PyModule_Check(o))
+        return 0;
+    if (st->n == st->cap) {
+        Py_ssize_t cap = st->cap ? 2 * st->cap : 64;
+        PyObject **items = PyMem_Realloc(st->items, (size_t)cap * sizeof(PyObject *));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        st->items = items;
+        st->cap = cap;
+    }
+    /* Untracked as it is found, so a value met twice is walked once. */
+    PyObject_GC_UnTrack(o);
+    st->items[st->n++] = o;
+    return 0;
+}
+
+PyDoc_STRVAR(untrack_doc,
+"untrack(values: list) -> None\n\n"
+"Take each of values, and every object it holds that the cyclic collector tracks\n"
+"(types and modules excepted), off the collector's lists.  For stored states:\n"
+"immutable values are built from the values before them, so no reference cycle\n"
+"runs through one, and the collector's scans of them (every young collection\n"
+"re-scanned all the states stored since the last) find nothing.  Reference\n"
+"counting frees them as before; an object it already does not track ends the walk\n"
+"there (what it holds was untracked with it, or never tracked).");
+
+static PyObject *py_untrack(PyObject *self, PyObject *values) {
+    (void)self;
+    if (!PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "untrack(values: list)");
+        return NULL;
+    }
+    Stack st = {NULL, 0, 0};
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values) && !bad; i++) {
+        bad = untrack_visit(PyList_GET_ITEM(values, i), &st);
+        while (!bad && st.n > 0) {
+            PyObject *o = st.items[--st.n];
+            traverseproc traverse = Py_TYPE(o)->tp_traverse;
+            if (traverse != NULL) bad = traverse(o, untrack_visit, &st);
+        }
+    }
+    PyMem_Free(st.items);
+    if (bad) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))py_fingerprint, METH_FASTCALL, fingerprint_doc},
     {"fingerprints", (PyCFunction)(void (*)(void))py_fingerprints, METH_FASTCALL, fingerprints_doc},
@@ -1896,6 +1957,7 @@ static PyMethodDef methods[] = {
      visited_add_batch_doc},
     {"visited_add_groups", (PyCFunction)(void (*)(void))py_visited_add_groups, METH_FASTCALL,
      visited_add_groups_doc},
+    {"untrack", py_untrack, METH_O, untrack_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},
     {NULL, NULL, 0, NULL},
