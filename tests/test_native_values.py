@@ -34,6 +34,8 @@ from checker.values.fingerprint import (
     entry_term_pure,
     fingerprint_pure,
     mix_pure,
+    native_sort_key,
+    sort_key_pure,
 )
 from checker.values.kinds import StateValueError
 from checker.values.native import load
@@ -45,6 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The extension, set up even under MCHECK_PURE=1; never skipped: CI builds it, and
 #: what is shipped is what is tested.
 NATIVE: Any = load(force=True)
+#: Its sort key, set up as checker.values.fingerprint sets it up.
+SORT_KEY = native_sort_key(NATIVE)
 
 S = model_values("s", 3, group="Server")
 T = model_values("t", 2, group="Other")
@@ -118,6 +122,23 @@ def test_the_c_fingerprint_is_the_reference(v: Any) -> None:
 
 
 @given(values(), values())
+def test_the_c_sort_key_is_the_reference_text(a: Any, b: Any) -> None:
+    # The same text, so in_order puts any values (and the twins Python's == takes
+    # for them) in the reference's order.
+    for v in (a, b, twin(a), (a, b), frozenset({a, b}) if _hashable(a, b) else a):
+        assert SORT_KEY(v) == sort_key_pure(v)
+
+
+def _hashable(*vs: Any) -> bool:
+    try:
+        for v in vs:
+            hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+@given(values(), values())
 def test_the_c_equality_is_the_reference_and_fingerprints_follow_it(a: Any, b: Any) -> None:
     for x, y in ((a, b), (a, twin(a)), (twin(b), b), (a, a)):
         same = strict_equal_pure(x, y)
@@ -157,6 +178,8 @@ def test_every_kind_at_every_size_is_the_reference() -> None:
     for a in vals[:60]:
         for b in vals[:60]:
             assert NATIVE.strict_equal(a, b) is strict_equal_pure(a, b), (a, b)
+    for v in vals:
+        assert SORT_KEY(v) == sort_key_pure(v), v
 
 
 def small_universe() -> list[Any]:
@@ -237,6 +260,9 @@ def test_refusals_are_the_value_models(bad: Any) -> None:
     with pytest.raises(StateValueError) as native:
         NATIVE.fingerprint(bad)
     assert str(native.value) == str(pure.value)
+    with pytest.raises(StateValueError) as keyed:
+        SORT_KEY(bad)
+    assert str(keyed.value) == str(pure.value)
 
 
 def test_deep_nesting_is_refused_not_crashed() -> None:
@@ -245,6 +271,8 @@ def test_deep_nesting_is_refused_not_crashed() -> None:
         v = (v,)
     with pytest.raises(RecursionError):
         NATIVE.fingerprint(v)
+    with pytest.raises(RecursionError):
+        SORT_KEY(v)
 
 
 #: Fingerprints pinned at version 3: a change here changes every checkpoint's meaning

@@ -1877,6 +1877,222 @@ static PyObject *py_visited_add_groups(PyObject *self, PyObject *const *args, Py
     return out;
 }
 
+/* ---- sort keys (fingerprint.sort_key: the text of the canonical encoding) ------- */
+
+/* Set by key_setup() from checker/values/fingerprint.py: the Python sort_key (for the
+   kinds written out there only: pvectors, psets, pmaps, bags, dataclasses, enums),
+   the record prefix "(b'#r', 'module.Class'" of a NamedTuple class, and the texts
+   of the frozenset and Map tags.  Caches of pure functions of types and of
+   (interned, immortal) model values. */
+static PyObject *key_fallback = NULL, *key_prefix_of = NULL;
+static PyObject *key_set_tag = NULL, *key_map_tag = NULL;
+static PyObject *key_prefixes = NULL; /* dict: NamedTuple class -> its prefix */
+static PyObject *key_models = NULL;   /* dict: model value -> repr of its token */
+static PyObject *s_token = NULL, *s_comma = NULL;
+
+static PyObject *key_of(PyObject *v);
+
+/* "(a, b, ...)" from a list of texts: Python's repr of a tuple of that many items
+   ("()" for none, "(a,)" for one). */
+static PyObject *tuple_text(PyObject *parts) {
+    Py_ssize_t n = PyList_GET_SIZE(parts);
+    if (n == 0) return PyUnicode_FromString("()");
+    if (n == 1) return PyUnicode_FromFormat("(%U,)", PyList_GET_ITEM(parts, 0));
+    PyObject *joined = PyUnicode_Join(s_comma, parts);
+    if (joined == NULL) return NULL;
+    PyObject *r = PyUnicode_FromFormat("(%U)", joined);
+    Py_DECREF(joined);
+    return r;
+}
+
+/* The texts of a container's members, appended to `parts`: their reprs in value
+   order when every member is an exact int or every one an exact str (so are their
+   encodings), else their keys in text order (fingerprint._sorted). */
+static int sorted_member_keys(PyObject *members, PyObject *parts) {
+    Py_ssize_t n = PyList_GET_SIZE(members);
+    PyTypeObject *t0 = n ? Py_TYPE(PyList_GET_ITEM(members, 0)) : NULL;
+    int plain = t0 == &PyLong_Type || t0 == &PyUnicode_Type;
+    for (Py_ssize_t i = 1; plain && i < n; i++)
+        plain = Py_TYPE(PyList_GET_ITEM(members, i)) == t0;
+    if (plain && PyList_Sort(members) < 0) return -1;
+    PyObject *keys = PyList_New(n);
+    if (keys == NULL) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyList_GET_ITEM(members, i);
+        PyObject *k = plain ? PyObject_Repr(x) : key_of(x);
+        if (k == NULL) { Py_DECREF(keys); return -1; }
+        PyList_SET_ITEM(keys, i, k);
+    }
+    int bad = (!plain && PyList_Sort(keys) < 0);
+    for (Py_ssize_t i = 0; !bad && i < n; i++)
+        bad = PyList_Append(parts, PyList_GET_ITEM(keys, i)) < 0;
+    Py_DECREF(keys);
+    return bad ? -1 : 0;
+}
+
+static PyObject *set_key(PyObject *v) {
+    PyObject *members = PySequence_List(v);
+    if (members == NULL) return NULL;
+    PyObject *parts = PyList_New(0), *r = NULL;
+    if (parts != NULL && PyList_Append(parts, key_set_tag) == 0 &&
+        sorted_member_keys(members, parts) == 0)
+        r = tuple_text(parts);
+    Py_XDECREF(parts);
+    Py_DECREF(members);
+    return r;
+}
+
+/* A Map entry's text "(key, value)" into the list ctx. */
+static int entry_key(PyObject *k, PyObject *x, void *ctx) {
+    PyObject *kk = key_of(k);
+    if (kk == NULL) return -1;
+    PyObject *xk = key_of(x);
+    if (xk == NULL) { Py_DECREF(kk); return -1; }
+    PyObject *e = PyUnicode_FromFormat("(%U, %U)", kk, xk);
+    Py_DECREF(kk); Py_DECREF(xk);
+    if (e == NULL) return -1;
+    int bad = PyList_Append((PyObject *)ctx, e) < 0;
+    Py_DECREF(e);
+    return bad ? -1 : 0;
+}
+
+static PyObject *map_key(PyObject *v) {
+    /* The entries are pairs, never ints or strs: in text order. */
+    PyObject *entries = PyList_New(0), *parts = NULL, *r = NULL;
+    if (entries == NULL) return NULL;
+    if (map_each(v, entry_key, entries) == 0 && PyList_Sort(entries) == 0) {
+        parts = PyList_New(0);
+        if (parts != NULL && PyList_Append(parts, key_map_tag) == 0) {
+            Py_ssize_t n = PyList_GET_SIZE(entries), i = 0;
+            for (; i < n; i++)
+                if (PyList_Append(parts, PyList_GET_ITEM(entries, i)) < 0) break;
+            if (i == n) r = tuple_text(parts);
+        }
+    }
+    Py_XDECREF(parts);
+    Py_DECREF(entries);
+    return r;
+}
+
+/* A tuple's items' keys after `head` (a NamedTuple's prefix) or as a plain tuple. */
+static PyObject *items_key(PyObject *v, PyObject *head) {
+    Py_ssize_t n = PyTuple_GET_SIZE(v);
+    PyObject *parts = PyList_New(0), *r = NULL;
+    if (parts == NULL) return NULL;
+    Py_ssize_t i = 0;
+    for (; i < n; i++) {
+        PyObject *k = key_of(PyTuple_GET_ITEM(v, i));
+        if (k == NULL) break;
+        int bad = PyList_Append(parts, k) < 0;
+        Py_DECREF(k);
+        if (bad) break;
+    }
+    if (i == n) {
+        if (head == NULL) {
+            r = tuple_text(parts);
+        } else if (n == 0) {
+            r = PyUnicode_FromFormat("%U)", head);
+        } else {
+            PyObject *joined = PyUnicode_Join(s_comma, parts);
+            if (joined != NULL) r = PyUnicode_FromFormat("%U, %U)", head, joined);
+            Py_XDECREF(joined);
+        }
+    }
+    Py_DECREF(parts);
+    return r;
+}
+
+static PyObject *record_key(PyObject *v, PyTypeObject *t) {
+    PyObject *head = PyDict_GetItemWithError(key_prefixes, (PyObject *)t);
+    if (head == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        PyObject *got = PyObject_CallOneArg(key_prefix_of, (PyObject *)t);
+        if (got == NULL) return NULL;
+        int bad = !PyUnicode_Check(got) || PyDict_SetItem(key_prefixes, (PyObject *)t, got) < 0;
+        Py_DECREF(got);
+        if (bad) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_SystemError, "a record prefix must be a str");
+            return NULL;
+        }
+        head = PyDict_GetItemWithError(key_prefixes, (PyObject *)t);
+        if (head == NULL) return NULL;
+    }
+    return items_key(v, head);
+}
+
+static PyObject *model_key(PyObject *v) {
+    PyObject *k = PyDict_GetItemWithError(key_models, v);
+    if (k != NULL) return Py_NewRef(k);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *token = PyObject_GetAttr(v, s_token);
+    if (token == NULL) return NULL;
+    k = PyObject_Repr(token);
+    Py_DECREF(token);
+    if (k == NULL || PyDict_SetItem(key_models, v, k) < 0) { Py_XDECREF(k); return NULL; }
+    return k;
+}
+
+static PyObject *key_of(PyObject *v) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyLong_Type || t == &PyUnicode_Type || t == &PyBool_Type || v == Py_None)
+        return PyObject_Repr(v); /* atoms stand for themselves */
+    if (t == T_model) return model_key(v);
+    if (Py_EnterRecursiveCall(" while ordering a state value")) return NULL;
+    PyObject *r;
+    if (t == &PyTuple_Type) {
+        r = items_key(v, NULL);
+    } else if (t == &PyFrozenSet_Type) {
+        r = set_key(v);
+    } else if (t == T_map) {
+        r = map_key(v);
+    } else {
+        TypeInfo ti; /* refuses what the value model refuses, as encode() does */
+        if (type_info(t, &ti)) r = NULL;
+        else if (ti.kind == K_NAMEDTUPLE) r = record_key(v, t);
+        else r = PyObject_CallOneArg(key_fallback, v);
+    }
+    Py_LeaveRecursiveCall();
+    return r;
+}
+
+PyDoc_STRVAR(sort_key_doc,
+"sort_key(value) -> str\n\n"
+"repr(encode(value)) (checker.values.fingerprint.sort_key), written directly: no\n"
+"encoding built, the same text.");
+
+static PyObject *py_sort_key(PyObject *self, PyObject *v) {
+    (void)self;
+    if (!ready()) return NULL;
+    if (key_fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "checker.values._native.key_setup() was not called");
+        return NULL;
+    }
+    return key_of(v);
+}
+
+PyDoc_STRVAR(key_setup_doc,
+"key_setup(fallback, prefix_of, set_tag, map_tag)\n\n"
+"What sort_key needs of checker.values.fingerprint: the Python sort_key (for the\n"
+"kinds it leaves to it), a NamedTuple class's prefix \"(b'#r', 'module.Class'\", and\n"
+"repr(TAG_FROZENSET) and repr(TAG_MAP).");
+
+static PyObject *py_key_setup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *fallback, *prefix_of, *set_tag, *map_tag;
+    if (!PyArg_ParseTuple(args, "OOUU", &fallback, &prefix_of, &set_tag, &map_tag)) return NULL;
+    if (key_prefixes == NULL && (key_prefixes = PyDict_New()) == NULL) return NULL;
+    if (key_models == NULL && (key_models = PyDict_New()) == NULL) return NULL;
+    if (s_token == NULL && (s_token = PyUnicode_InternFromString("token")) == NULL) return NULL;
+    if (s_comma == NULL && (s_comma = PyUnicode_InternFromString(", ")) == NULL) return NULL;
+    Py_XSETREF(key_fallback, Py_NewRef(fallback));
+    Py_XSETREF(key_prefix_of, Py_NewRef(prefix_of));
+    Py_XSETREF(key_set_tag, Py_NewRef(set_tag));
+    Py_XSETREF(key_map_tag, Py_NewRef(map_tag));
+    PyDict_Clear(key_prefixes);
+    Py_RETURN_NONE;
+}
+
 /* ---- the stored states and the cyclic collector (store.frontier) --------------- */
 
 /* A growable stack of borrowed references (each held alive by the value walked). */
@@ -1958,6 +2174,8 @@ static PyMethodDef methods[] = {
     {"visited_add_groups", (PyCFunction)(void (*)(void))py_visited_add_groups, METH_FASTCALL,
      visited_add_groups_doc},
     {"untrack", py_untrack, METH_O, untrack_doc},
+    {"sort_key", py_sort_key, METH_O, sort_key_doc},
+    {"key_setup", py_key_setup, METH_VARARGS, key_setup_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
     {"seed", py_seed, METH_O, seed_doc},
     {NULL, NULL, 0, NULL},

@@ -352,17 +352,43 @@ _fingerprint, _NATIVE = _native_or_pure()
 fingerprint: Callable[..., int] = _fingerprint
 
 
-def sort_key(v: Any) -> str:
-    """A deterministic sort key for any state value (use it to order ``over_state``)."""
+def sort_key_pure(v: Any) -> str:
+    """The text of a value's canonical encoding, computed in Python: the reference
+    the C core's ``sort_key`` is tested against (and what it leaves to Python for
+    pvectors, psets, pmaps, bags, dataclasses and enums)."""
     return repr(encode(v))
+
+
+def _record_prefix(t: type) -> str:
+    """The start of a NamedTuple's key, ``"(b'#r', 'module.Class'"``, up to its
+    fields (the C core caches it per class)."""
+    return repr((TAG_RECORD, qualified_name(t)))[:-1]
+
+
+def native_sort_key(native: Any) -> Callable[[Any], str]:
+    """The C core's sort key, told what it needs of this module: the same text,
+    written without building the encoding (in_order sorts every over_state domain,
+    and on PaxosCommit the keys took 4.5% of a run)."""
+    native.key_setup(sort_key_pure, _record_prefix, repr(TAG_FROZENSET), repr(TAG_MAP))
+    key: Callable[[Any], str] = native.sort_key
+    return key
+
+
+_SORT_KEY = native_sort_key(_NATIVE) if _NATIVE is not None else sort_key_pure
+
+
+def sort_key(v: Any) -> str:
+    """A deterministic sort key for any state value (use it to order ``over_state``):
+    the text of its canonical encoding."""
+    return _SORT_KEY(v)
 
 
 def in_order(items: Iterable[Any], kind: Any = None) -> list[Any]:
     """``items`` (of type ``kind``, if given) in a fixed, salt-independent order: what
     an ``over_state`` domain must return (never iterate a set or map as it comes)."""
     if kind is not None:
-        items = (x for x in items if isinstance(x, kind))
-    return sorted(items, key=sort_key)
+        return sorted([x for x in items if isinstance(x, kind)], key=_SORT_KEY)
+    return sorted(items, key=_SORT_KEY)
 
 
 def collision_probability(distinct: int, generated: int) -> float:
