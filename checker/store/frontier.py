@@ -50,6 +50,12 @@ class BreadthFirstQueue:
 
     def append(self, ordinal: int, handle: Any, depth: int) -> None:
         """Queue a newly stored state (ordinals arrive in order, depths never drop)."""
+        self._queue(ordinal, handle, depth)
+        if self.untrack is not None:
+            self.untrack([handle])
+
+    def _queue(self, ordinal: int, handle: Any, depth: int) -> None:
+        """append without the untracking (extend untracks all its handles at once)."""
         handles = self.handles
         if not handles:
             self.head = ordinal
@@ -62,15 +68,13 @@ class BreadthFirstQueue:
                 raise AssertionError("breadth-first depths never decrease")
             levels.append((ordinal, depth))
         handles.append(handle)
-        if self.untrack is not None:
-            self.untrack([handle])
 
     def extend(self, ordinal: int, handles: list[Any], depth: int) -> None:
         """Queue states numbered ``ordinal``, ``ordinal + 1``, ... at one depth (a
         parent's new children): as many appends, in one call."""
-        self.append(ordinal, handles[0], depth)
+        self._queue(ordinal, handles[0], depth)
         self.handles.extend(handles[1:])
-        if self.untrack is not None:
+        if self.untrack is not None:  # (all of them in one walk)
             self.untrack(handles)
 
     def take(self) -> tuple[int, Any, int]:

@@ -1905,39 +1905,41 @@ static PyObject *tuple_text(PyObject *parts) {
     return r;
 }
 
-/* The texts of a container's members, appended to `parts`: their reprs in value
-   order when every member is an exact int or every one an exact str (so are their
-   encodings), else their keys in text order (fingerprint._sorted). */
-static int sorted_member_keys(PyObject *members, PyObject *parts) {
+/* The texts of a container's members, sorted: their reprs in value order when every
+   member is an exact int or every one an exact str (so are their encodings), else
+   their keys in text order (fingerprint._sorted).  A new list, or NULL. */
+static PyObject *sorted_member_keys(PyObject *members) {
     Py_ssize_t n = PyList_GET_SIZE(members);
     PyTypeObject *t0 = n ? Py_TYPE(PyList_GET_ITEM(members, 0)) : NULL;
     int plain = t0 == &PyLong_Type || t0 == &PyUnicode_Type;
     for (Py_ssize_t i = 1; plain && i < n; i++)
         plain = Py_TYPE(PyList_GET_ITEM(members, i)) == t0;
-    if (plain && PyList_Sort(members) < 0) return -1;
+    if (plain && PyList_Sort(members) < 0) return NULL;
     PyObject *keys = PyList_New(n);
-    if (keys == NULL) return -1;
+    if (keys == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = PyList_GET_ITEM(members, i);
         PyObject *k = plain ? PyObject_Repr(x) : key_of(x);
-        if (k == NULL) { Py_DECREF(keys); return -1; }
+        if (k == NULL) { Py_DECREF(keys); return NULL; }
         PyList_SET_ITEM(keys, i, k);
     }
-    int bad = (!plain && PyList_Sort(keys) < 0);
-    for (Py_ssize_t i = 0; !bad && i < n; i++)
-        bad = PyList_Append(parts, PyList_GET_ITEM(keys, i)) < 0;
+    if (!plain && PyList_Sort(keys) < 0) { Py_DECREF(keys); return NULL; }
+    return keys;
+}
+
+/* A tagged container's text, its tag then its sorted keys: the list `keys` (a new
+   reference, consumed) gets the tag in front. */
+static PyObject *tagged_text(PyObject *tag, PyObject *keys) {
+    if (keys == NULL) return NULL;
+    PyObject *r = PyList_Insert(keys, 0, tag) == 0 ? tuple_text(keys) : NULL;
     Py_DECREF(keys);
-    return bad ? -1 : 0;
+    return r;
 }
 
 static PyObject *set_key(PyObject *v) {
     PyObject *members = PySequence_List(v);
     if (members == NULL) return NULL;
-    PyObject *parts = PyList_New(0), *r = NULL;
-    if (parts != NULL && PyList_Append(parts, key_set_tag) == 0 &&
-        sorted_member_keys(members, parts) == 0)
-        r = tuple_text(parts);
-    Py_XDECREF(parts);
+    PyObject *r = tagged_text(key_set_tag, sorted_member_keys(members));
     Py_DECREF(members);
     return r;
 }
@@ -1958,20 +1960,13 @@ static int entry_key(PyObject *k, PyObject *x, void *ctx) {
 
 static PyObject *map_key(PyObject *v) {
     /* The entries are pairs, never ints or strs: in text order. */
-    PyObject *entries = PyList_New(0), *parts = NULL, *r = NULL;
+    PyObject *entries = PyList_New(0);
     if (entries == NULL) return NULL;
-    if (map_each(v, entry_key, entries) == 0 && PyList_Sort(entries) == 0) {
-        parts = PyList_New(0);
-        if (parts != NULL && PyList_Append(parts, key_map_tag) == 0) {
-            Py_ssize_t n = PyList_GET_SIZE(entries), i = 0;
-            for (; i < n; i++)
-                if (PyList_Append(parts, PyList_GET_ITEM(entries, i)) < 0) break;
-            if (i == n) r = tuple_text(parts);
-        }
+    if (map_each(v, entry_key, entries) < 0 || PyList_Sort(entries) < 0) {
+        Py_DECREF(entries);
+        return NULL;
     }
-    Py_XDECREF(parts);
-    Py_DECREF(entries);
-    return r;
+    return tagged_text(key_map_tag, entries);
 }
 
 /* A tuple's items' keys after `head` (a NamedTuple's prefix) or as a plain tuple. */
