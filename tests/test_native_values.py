@@ -581,6 +581,13 @@ def test_the_c_child_loop_takes_a_namedtuple_state_as_its_values() -> None:
         want = [variable_term(i, v) for i, v in enumerate(tuple(child))]
         assert list(got[1]) == want
         assert got == NATIVE.child_terms(tuple(child), tuple(parent), pterms, fpr.calc.update)
+    # Read in place: a class statement gives every tuple subclass a generic sq_item
+    # (tuple's __getitem__ wraps mp_subscript), so the test is by what its MRO finds.
+    assert NATIVE.tuple_view(parent) is parent
+    indexed = _Indexed(1, ("y",))
+    assert NATIVE.tuple_view(indexed) is not indexed
+    assert type(NATIVE.tuple_view(indexed)) is tuple
+    assert NATIVE.tuple_view(indexed) == (1, ("y",))
 
 
 class _Odd(Exception):

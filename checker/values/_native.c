@@ -53,7 +53,7 @@ static PyObject *big_int_cb = NULL;
 static PyObject *info_cache = NULL; /* dict: type -> the classifier's tuple */
 static PyObject *StateValueError = NULL;
 static Py_ssize_t model_fp_offset = -1; /* ModelValue's `fp` slot */
-static PyObject *s_buckets, *s_map, *s_counts, *s_items, *s_name, *s_keys, *s_values;
+static PyObject *s_buckets, *s_map, *s_counts, *s_items, *s_name, *s_keys, *s_values, *s_getitem;
 
 /* ---- types ------------------------------------------------------------------- */
 
@@ -874,16 +874,51 @@ PyDoc_STRVAR(child_terms_doc,
    it is a tuple, or a NamedTuple state whose items and iteration are the tuple's own
    (what indexing and iterating it in Python give), so the state is not copied for
    every successor; otherwise a copy made by iterating it. */
+/* Whether a tuple subclass's items are what indexing and iterating it in Python give:
+ * its tp_iter and mp_subscript are tuple's, and so is its sq_item or, where a class
+ * statement gave it the generic slot that calls __getitem__ (every tuple subclass
+ * written in Python, a NamedTuple among them, gets that slot: tuple's __getitem__
+ * wraps mp_subscript, not sq_item), the __getitem__ its MRO finds is tuple's own.
+ * The last type found so is kept (held), so the look-up runs once per state type. */
+static PyTypeObject *reads_as_tuple_seen = NULL;
+
+static int reads_as_tuple(PyTypeObject *t) {
+    if (t == reads_as_tuple_seen) return 1;
+    if (t->tp_iter != PyTuple_Type.tp_iter || t->tp_as_sequence == NULL ||
+        t->tp_as_mapping == NULL ||
+        t->tp_as_mapping->mp_subscript != PyTuple_Type.tp_as_mapping->mp_subscript)
+        return 0;
+    if (t->tp_as_sequence->sq_item != PyTuple_Type.tp_as_sequence->sq_item) {
+        PyObject *mine = PyObject_GetAttr((PyObject *)t, s_getitem);
+        if (mine == NULL) { PyErr_Clear(); return 0; }
+        PyObject *base = PyObject_GetAttr((PyObject *)&PyTuple_Type, s_getitem);
+        int same = mine == base;
+        Py_DECREF(mine);
+        Py_XDECREF(base);
+        if (base == NULL) PyErr_Clear();
+        if (!same) return 0;
+    }
+    Py_INCREF(t);
+    Py_XSETREF(reads_as_tuple_seen, t);
+    return 1;
+}
+
 static PyObject *as_tuple(PyObject *seq) {
     PyTypeObject *t = Py_TYPE(seq);
-    if (t == &PyTuple_Type ||
-        (PyTuple_Check(seq) && t->tp_iter == PyTuple_Type.tp_iter &&
-         t->tp_as_sequence != NULL &&
-         t->tp_as_sequence->sq_item == PyTuple_Type.tp_as_sequence->sq_item &&
-         t->tp_as_mapping != NULL &&
-         t->tp_as_mapping->mp_subscript == PyTuple_Type.tp_as_mapping->mp_subscript))
+    if (t == &PyTuple_Type || (PyTuple_Check(seq) && reads_as_tuple(t)))
         return Py_NewRef(seq);
     return PySequence_Tuple(seq);
+}
+
+PyDoc_STRVAR(tuple_view_doc,
+"tuple_view(seq) -> tuple\n\n"
+"The tuple the C loops read a state's variables from: the state itself where it is\n"
+"a tuple whose indexing and iteration in Python are the tuple's own (a NamedTuple),\n"
+"else a copy made by iterating it.");
+
+static PyObject *py_tuple_view(PyObject *self, PyObject *seq) {
+    (void)self;
+    return as_tuple(seq);
 }
 
 /* The loop of child_terms over three tuples of one length: a new tuple of the
@@ -2169,6 +2204,7 @@ static PyMethodDef methods[] = {
     {"visited_add_groups", (PyCFunction)(void (*)(void))py_visited_add_groups, METH_FASTCALL,
      visited_add_groups_doc},
     {"untrack", py_untrack, METH_O, untrack_doc},
+    {"tuple_view", py_tuple_view, METH_O, tuple_view_doc},
     {"sort_key", py_sort_key, METH_O, sort_key_doc},
     {"key_setup", py_key_setup, METH_VARARGS, key_setup_doc},
     {"setup", py_setup, METH_VARARGS, setup_doc},
@@ -2190,7 +2226,9 @@ PyMODINIT_FUNC PyInit__native(void) {
     s_name = PyUnicode_InternFromString("name");
     s_keys = PyUnicode_InternFromString("keys");
     s_values = PyUnicode_InternFromString("values");
-    if (!s_buckets || !s_map || !s_counts || !s_items || !s_name || !s_keys || !s_values)
+    s_getitem = PyUnicode_InternFromString("__getitem__");
+    if (!s_buckets || !s_map || !s_counts || !s_items || !s_name || !s_keys || !s_values ||
+        !s_getitem)
         return NULL;
     return PyModule_Create(&module);
 }
