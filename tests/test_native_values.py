@@ -550,6 +550,78 @@ def test_the_c_child_loop_is_the_python_one(parent: list[Any], data: st.DataObje
     assert got[0] == sum(want) & (2**64 - 1)
 
 
+def _edit(m: Any, data: st.DataObject) -> Any:
+    """m with one entry changed somewhere down its maps: to a twin, another value, an
+    equal copy, a nested change, or (once in a while) a key added or moved."""
+    if type(m) is not immutables.Map or not len(m):
+        return data.draw(st.sampled_from([twin(m), _copy(m), (m,)]))
+    k = data.draw(st.sampled_from(sorted(m, key=repr)))
+    how = data.draw(st.sampled_from(["down", "down", "down", "new key", "moved"]))
+    if how == "new key":
+        return m.set("new", 1)
+    if how == "moved":
+        return m.delete(k).set("moved", m[k])
+    return m.set(k, _edit(m[k], data))
+
+
+NESTED = st.recursive(
+    values(1),
+    lambda inner: st.dictionaries(HASHABLE_KEYS, inner, min_size=1, max_size=4).map(immutables.Map),
+    max_leaves=12,
+)
+
+
+@given(st.lists(NESTED, min_size=1, max_size=4), st.data())
+def test_the_c_candidate_loop_fingerprints_the_parent_once_for_all_its_successors(
+    parent: list[Any], data: st.DataObject
+) -> None:
+    """``child_candidates`` keeps the parent's side of every comparison (its maps'
+    entries and fingerprints) for all of the parent's successors: several successors
+    of one parent, each changing its maps at any depth (to a twin, another value, an
+    equal copy, a key added or moved), each get the terms and fingerprint computed
+    afresh, whichever successor walked a shared map first."""
+    from checker.values.fingerprint import StateFingerprinter, variable_term
+
+    pvals = tuple(parent)
+    fpr = StateFingerprinter(len(pvals), [])
+    _, pterms = fpr.initial(pvals)
+    succ = []
+    for a in range(data.draw(st.integers(1, 6))):
+        vals = list(pvals)
+        for i in data.draw(st.lists(st.integers(0, len(pvals) - 1), max_size=3)):
+            vals[i] = _edit(vals[i], data)
+        succ.append((a, (), tuple(vals)))
+    actions, cands, outside = NATIVE.child_candidates(succ, pvals, pterms, fpr.calc.update)
+    assert actions == [a for a, _, _ in succ] and outside == []
+    for (_, _, vals), (k, _, _, handle, fp) in zip(succ, cands, strict=True):
+        want = [variable_term(i, v) for i, v in enumerate(vals)]
+        assert list(handle[2]) == want, k
+        assert fp == sum(want) & (2**64 - 1)
+
+
+def test_the_c_candidate_loop_past_its_memo_s_capacity() -> None:
+    """A parent with more maps and tuples than the per-call memo holds (256): what
+    does not fit is walked each time, and the terms are still the terms afresh."""
+    from checker.values.fingerprint import StateFingerprinter, variable_term
+
+    wide = immutables.Map({i: immutables.Map({0: (i,), 1: (i, i)}) for i in range(400)})
+    other = immutables.Map({i: (i, "x") for i in range(300)})
+    pvals = (wide, other)
+    fpr = StateFingerprinter(2, [])
+    _, pterms = fpr.initial(pvals)
+    succ = []
+    for j in range(0, 400, 7):
+        # Every inner map of the first variable changed (fills the memo), then the
+        # second variable's map, met with the memo full.
+        changed = immutables.Map({i: wide[i].set(0, (i, j)) for i in wide})
+        succ.append((j, (), (changed, other.set(j % 300, ("y",)))))
+    _, cands, _ = NATIVE.child_candidates(succ, pvals, pterms, fpr.calc.update)
+    for (_, _, vals), cand in zip(succ, cands, strict=True):
+        want = [variable_term(i, v) for i, v in enumerate(vals)]
+        assert list(cand[3][2]) == want
+        assert cand[4] == sum(want) & (2**64 - 1)
+
+
 class _Pair(NamedTuple):
     """A two-variable state."""
 

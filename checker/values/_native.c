@@ -553,126 +553,348 @@ static PyObject *pairs_of(PyObject *m) {
     return list;
 }
 
-/* Calls f(key, value in a, value in b, ctx) for each entry of two immutables.Map
- * walked side by side (no lists), while their keys are the very same objects in the
- * same order.  1 every entry done; 0 declined (other keys, or as many); -1 an error. */
-typedef int (*lockstep_fn)(PyObject *k, PyObject *x, PyObject *y, void *ctx);
+/* ---- the parent's side, fingerprinted once per call ---------------------------- */
 
-static int map_lockstep(PyObject *a, PyObject *b, lockstep_fn f, void *ctx) {
-    Py_ssize_t na = PyObject_Size(a), nb = PyObject_Size(b);
-    if (na < 0 || nb < 0) return -1;
-    if (na != nb) return 0;
-    /* The keys through the maps' own iterators (a Map iterates its keys), each value
-     * looked up by its very key object: no items() views, no pair per entry.  The
-     * lookup cannot find another key: a map holds one key equal to the object, and
-     * the object is that key. */
-    PyObject *ia = PyObject_GetIter(a);
-    if (ia == NULL) return -1;
-    PyObject *ib = PyObject_GetIter(b);
-    if (ib == NULL) { Py_DECREF(ia); return -1; }
-    int result = -1;
-    for (;;) {
-        PyObject *ka = PyIter_Next(ia);
-        if (ka == NULL) {
-            if (!PyErr_Occurred()) result = 1;
-            break;
-        }
-        PyObject *kb = PyIter_Next(ib);
-        if (kb == NULL) { Py_DECREF(ka); if (!PyErr_Occurred()) result = 0; break; }
-        if (ka != kb) { Py_DECREF(ka); Py_DECREF(kb); result = 0; break; }
-        PyObject *x = PyObject_GetItem(a, ka);
-        PyObject *y = x ? PyObject_GetItem(b, ka) : NULL;
-        if (y == NULL && PyErr_ExceptionMatches(PyExc_KeyError)) {
-            /* A key whose hash changed since it went in (not a value of the value
-             * model): declined, and the caller's general path names it. */
-            PyErr_Clear();
-            Py_XDECREF(x); Py_DECREF(ka); Py_DECREF(kb);
-            result = 0;
-            break;
-        }
-        int bad = y == NULL || f(ka, x, y, ctx);
-        Py_XDECREF(x); Py_XDECREF(y); Py_DECREF(ka); Py_DECREF(kb);
-        if (bad) break;
-    }
-    Py_DECREF(ia); Py_DECREF(ib);
-    return result;
+/* A successor shares most of its values with its parent, and a parent's successors
+ * share the parent: a map one action changed one entry of is compared with the
+ * parent's, and the parent's side of that comparison (its entries' fingerprints, its
+ * own) is the same for every successor.  ParentMemo keeps it for one call, keyed by
+ * the address of the parent's value: the parent holds every such value for the whole
+ * call, so no other object can take the address, and a value of the value model does
+ * not change (the Python loop checks the first expansions for actions that change
+ * their input in place).  Only the parent's side goes in: a successor's value is new
+ * and seen once. */
+
+#define MEMO_RECS 256   /* records per call; past that, the parent's side is walked
+                         * each time, as without a memo */
+#define MEMO_SLOTS 512  /* open-addressed table of record indices, twice the records */
+#define MEMO_PTERMS 64  /* the parent's variable terms kept as numbers, up to so many */
+
+typedef struct {
+    PyObject *obj;      /* the parent's value (borrowed: the parent holds it) */
+    u64 fp;             /* its fingerprint, no renaming (a Map: once have_raw) */
+    Py_ssize_t first;   /* an immutables.Map: its entries' index in the arena; else -1 */
+    Py_ssize_t n;       /* an immutables.Map: its entries */
+    u64 raw;            /* an immutables.Map: the sum of its entries' hashes ... */
+    int have_raw;       /* ... once computed (a successor that only changed one
+                         * entry of the parent's map needs that entry's fingerprint,
+                         * not the map's) */
+} MemoRec;
+
+typedef struct {
+    PyObject *key, *value;  /* borrowed: the map holds them */
+    u64 kf, vf;             /* their fingerprints, once have */
+    int have;
+} MemoEntry;
+
+typedef struct {
+    MemoRec recs[MEMO_RECS];
+    Py_ssize_t nrecs;
+    short slots[MEMO_SLOTS];  /* a record's index + 1; 0 empty */
+    MemoEntry *ents;
+    Py_ssize_t nents, capents;
+    /* The parent's variable terms as numbers (a successor keeps most of them), or
+     * -1 before they are read; states of more variables read them each time. */
+    Py_ssize_t npterms;
+    u64 pterms[MEMO_PTERMS];
+} ParentMemo;
+
+static void memo_init(ParentMemo *m) {
+    m->npterms = -1;
+    m->nrecs = 0;
+    memset(m->slots, 0, sizeof m->slots);
+    m->ents = NULL;
+    m->nents = m->capents = 0;
 }
 
-static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy);
+static void memo_free(ParentMemo *m) { PyMem_Free(m->ents); }
 
-typedef struct { u64 tx, ty, n; } PairSums;
+/* A memo on the heap (it is some 12 KB), where one runs out. */
+static ParentMemo *memo_new(void) {
+    ParentMemo *m = PyMem_Malloc(sizeof(ParentMemo));
+    if (m == NULL) PyErr_NoMemory();
+    else memo_init(m);
+    return m;
+}
 
-static int pair_entry(PyObject *k, PyObject *x, PyObject *y, void *vctx) {
-    PairSums *c = (PairSums *)vctx;
-    u64 kf, a, b;
-    if (fp(k, NULL, &kf) || pair_fps(x, y, &a, &b)) return -1;
-    c->tx += map_entry_hash(kf, a);
-    c->ty += map_entry_hash(kf, b);
-    c->n++;
+static void memo_del(ParentMemo *m) {
+    if (m == NULL) return;
+    memo_free(m);
+    PyMem_Free(m);
+}
+
+static inline size_t memo_slot(PyObject *o) {
+    return (size_t)fin((u64)(uintptr_t)o) & (MEMO_SLOTS - 1);
+}
+
+/* The record of o, or NULL. */
+static MemoRec *memo_find(ParentMemo *m, PyObject *o) {
+    size_t i = memo_slot(o);
+    while (m->slots[i]) {
+        MemoRec *r = &m->recs[m->slots[i] - 1];
+        if (r->obj == o) return r;
+        i = (i + 1) & (MEMO_SLOTS - 1);
+    }
+    return NULL;
+}
+
+/* A new record for o (not in the table), or NULL when the table is full. */
+static MemoRec *memo_add(ParentMemo *m, PyObject *o) {
+    if (m->nrecs == MEMO_RECS) return NULL;
+    size_t i = memo_slot(o);
+    while (m->slots[i]) i = (i + 1) & (MEMO_SLOTS - 1);
+    MemoRec *r = &m->recs[m->nrecs++];
+    m->slots[i] = (short)m->nrecs;
+    r->obj = o;
+    r->first = -1;
+    r->n = 0;
+    r->raw = 0;
+    r->have_raw = 0;
+    return r;
+}
+
+static int memo_reserve(ParentMemo *m, Py_ssize_t more) {
+    if (m->nents + more <= m->capents) return 0;
+    Py_ssize_t cap = m->capents ? m->capents : 64;
+    while (cap < m->nents + more) cap *= 2;
+    MemoEntry *e = PyMem_Realloc(m->ents, (size_t)cap * sizeof(MemoEntry));
+    if (e == NULL) { PyErr_NoMemory(); return -1; }
+    m->ents = e;
+    m->capents = cap;
     return 0;
 }
 
-/* The fingerprints of x and of y (no renaming), sharing the work where x is y or
- * both are immutables.Map with the same keys: walked side by side, each entry the
- * two share hashed once (a map of maps one action changed one inner entry of costs
- * the parent's walk and the changed entry, not a second walk of the new map). */
-static int pair_fps(PyObject *x, PyObject *y, u64 *fx, u64 *fy) {
+/* Leaves cost less to fingerprint than to look up. */
+static inline int memo_leaf(PyObject *v) {
+    PyTypeObject *t = Py_TYPE(v);
+    return t == &PyLong_Type || t == &PyUnicode_Type || t == T_model || t == &PyBool_Type ||
+           v == Py_None;
+}
+
+/* An immutables.Map's entries in its iteration order: its keys through its own
+ * iterator, each value looked up by its very key object (no (key, value) pair built
+ * per entry; the look-up cannot find another key, since the map holds one key equal
+ * to the object and the object is that key).  The walk takes exactly len(map)
+ * steps, so the iterator's end (an exception set and cleared) is never reached. */
+typedef struct { PyObject *map, *keys; } MapWalk;
+
+static int walk_start(MapWalk *w, PyObject *map) {
+    w->map = map;
+    w->keys = PyObject_GetIter(map);
+    return w->keys == NULL ? -1 : 0;
+}
+
+/* 1 the next entry in *k and *v (new references); 0 declined: a key whose hash
+ * changed since it went in (not a value of the value model; the caller's general
+ * path names it); -1 an error, the map ending early included. */
+static int walk_next(MapWalk *w, PyObject **k, PyObject **v) {
+    *k = PyIter_Next(w->keys);
+    if (*k == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "a map ended before its length");
+        return -1;
+    }
+    *v = PyObject_GetItem(w->map, *k);
+    if (*v != NULL) return 1;
+    Py_DECREF(*k);
+    if (!PyErr_ExceptionMatches(PyExc_KeyError)) return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+static void walk_end(MapWalk *w) { Py_XDECREF(w->keys); }
+
+static int memo_fp(ParentMemo *m, PyObject *y, u64 *out);
+
+/* The record of an immutables.Map of the parent's, its keys and values listed once
+ * (their fingerprints when asked for); NULL in *rec when the table is full.  -1 an
+ * error. */
+static int memo_map(ParentMemo *m, PyObject *y, MemoRec **rec) {
+    MemoRec *r = memo_find(m, y);
+    *rec = r != NULL && r->first >= 0 ? r : NULL;
+    if (r != NULL || m->nrecs == MEMO_RECS) return 0;
+    Py_ssize_t n = PyObject_Size(y);
+    if (n < 0) return -1;
+    if (memo_reserve(m, n)) return -1;
+    Py_ssize_t first = m->nents, got = 0;
+    MapWalk w;
+    if (walk_start(&w, y)) return -1;
+    PyObject *k, *v;
+    int more = 1;
+    while (got < n && (more = walk_next(&w, &k, &v)) == 1) {
+        /* (borrowed once released: the map holds them) */
+        Py_DECREF(k); Py_DECREF(v);
+        MemoEntry *e = &m->ents[first + got++];
+        e->key = k;
+        e->value = v;
+        e->have = 0;
+    }
+    walk_end(&w);
+    if (more < 0) return -1;
+    if (more == 0) return 0;  /* not memoised: the caller's general path names it */
+    m->nents = first + got;
+    r = memo_add(m, y);
+    r->first = first;
+    r->n = got;
+    *rec = r;
+    return 0;
+}
+
+/* The fingerprints of the j-th entry of a memo's map (index i in the arena). */
+static int memo_entry(ParentMemo *m, Py_ssize_t i, u64 *kf, u64 *vf) {
+    if (!m->ents[i].have) {
+        u64 a, b;
+        /* (m->ents may move while the value is walked: by index after it) */
+        if (fp(m->ents[i].key, NULL, &a) || memo_fp(m, m->ents[i].value, &b)) return -1;
+        m->ents[i].kf = a;
+        m->ents[i].vf = b;
+        m->ents[i].have = 1;
+    }
+    *kf = m->ents[i].kf;
+    *vf = m->ents[i].vf;
+    return 0;
+}
+
+/* The sum of a memo's map's entry hashes, and its fingerprint. */
+static int memo_raw(ParentMemo *m, MemoRec *r) {
+    if (r->have_raw) return 0;
+    if (Py_EnterRecursiveCall(" while fingerprinting a state value")) return -1;
+    u64 raw = 0, kf, vf;
+    for (Py_ssize_t j = 0; j < r->n; j++) {
+        if (memo_entry(m, r->first + j, &kf, &vf)) { Py_LeaveRecursiveCall(); return -1; }
+        raw += map_entry_hash(kf, vf);
+    }
+    Py_LeaveRecursiveCall();
+    r->raw = raw;
+    r->fp = close_sum(S_MAP, raw, (u64)r->n);
+    r->have_raw = 1;
+    return 0;
+}
+
+/* The fingerprint of the parent's value y (no renaming), once per call. */
+static int memo_fp(ParentMemo *m, PyObject *y, u64 *out) {
+    if (memo_leaf(y)) return fp(y, NULL, out);
+    MemoRec *r = memo_find(m, y);
+    if (r == NULL && Py_TYPE(y) == T_map && memo_map(m, y, &r)) return -1;
+    if (r != NULL) {
+        if (r->first >= 0 && memo_raw(m, r)) return -1;
+        *out = r->fp;
+        return 0;
+    }
+    if (fp(y, NULL, out)) return -1;
+    r = memo_add(m, y);
+    if (r != NULL) r->fp = *out;
+    return 0;
+}
+
+static int pair_fps(ParentMemo *m, PyObject *x, PyObject *y, u64 *fx, u64 *fy);
+
+/* An immutables.Map x against the parent's map whose record is rec, entry by entry in
+ * their iteration order: 1 when x has as many entries and the j-th key of each is the
+ * very same object, with (where raw is not NULL) *raw the sum of x's entry hashes
+ * (the parent's, adjusted by the values that are not the parent's very objects) and
+ * (where term is not NULL) *term adjusted by their entry terms at position pos; 0
+ * declined (other keys, or another number of them); -1 an error. */
+static int map_against(ParentMemo *m, PyObject *x, MemoRec *rec, u64 pos, u64 *raw,
+                       u64 *term) {
+    Py_ssize_t n = PyObject_Size(x);
+    if (n < 0) return -1;
+    if (n != rec->n) return 0;
+    if (raw != NULL && memo_raw(m, rec)) return -1;
+    Py_ssize_t first = rec->first;  /* (rec itself stays put: records never move) */
+    u64 sum = rec->raw, t = term ? *term : 0;
+    MapWalk w;
+    if (walk_start(&w, x)) return -1;
+    int result = 1;
+    PyObject *k, *v;
+    for (Py_ssize_t j = 0; j < n && result == 1; j++) {
+        result = walk_next(&w, &k, &v);
+        if (result != 1) break;
+        if (k != m->ents[first + j].key) {
+            result = 0;  /* other keys: declined */
+        } else if (v != m->ents[first + j].value) {
+            u64 kf, yf, xf, yf2;
+            if (memo_entry(m, first + j, &kf, &yf) ||
+                pair_fps(m, v, m->ents[first + j].value, &xf, &yf2)) {
+                result = -1;
+            } else if (xf != yf) {
+                sum += map_entry_hash(kf, xf) - map_entry_hash(kf, yf);
+                t += entry_term_c(pos, kf, xf) - entry_term_c(pos, kf, yf);
+            }
+        }
+        Py_DECREF(k); Py_DECREF(v);
+    }
+    walk_end(&w);
+    if (result == 1) {
+        if (raw) *raw = sum;
+        if (term) *term = t;
+    }
+    return result;
+}
+
+/* The fingerprints of x and of the parent's y (no renaming), sharing the work where
+ * x is y or both are immutables.Map with the same keys: x's entries that are the
+ * parent's very values cost nothing (a map of maps one action changed one inner entry
+ * of costs that entry and a walk of the two maps, not their values again). */
+static int pair_fps(ParentMemo *m, PyObject *x, PyObject *y, u64 *fx, u64 *fy) {
     if (x == y) {
-        if (fp(y, NULL, fy)) return -1;
+        if (memo_fp(m, y, fy)) return -1;
         *fx = *fy;
         return 0;
     }
     if (Py_TYPE(x) == T_map && Py_TYPE(y) == T_map) {
-        if (Py_EnterRecursiveCall(" while fingerprinting a state value")) return -1;
-        PairSums c = {0, 0, 0};
-        int r = map_lockstep(x, y, pair_entry, &c);
-        Py_LeaveRecursiveCall();
-        if (r < 0) return -1;
-        if (r == 1) {
-            *fx = close_sum(S_MAP, c.tx, c.n);
-            *fy = close_sum(S_MAP, c.ty, c.n);
-            return 0;
+        MemoRec *rec;
+        if (memo_map(m, y, &rec)) return -1;
+        if (rec != NULL) {
+            u64 raw;
+            if (Py_EnterRecursiveCall(" while fingerprinting a state value")) return -1;
+            int r = map_against(m, x, rec, 0, &raw, NULL);
+            Py_LeaveRecursiveCall();
+            if (r < 0) return -1;
+            if (r == 1) {
+                *fx = close_sum(S_MAP, raw, (u64)rec->n);
+                *fy = rec->fp;
+                return 0;
+            }
         }
     }
-    return fp(x, NULL, fx) || fp(y, NULL, fy) ? -1 : 0;
+    return fp(x, NULL, fx) || memo_fp(m, y, fy) ? -1 : 0;
 }
 
 /* One entry whose value changed from y to x (the key's very object in both maps):
  * the term adjusted by the two values' entry terms (nothing when they are the same
  * value: equal fingerprints; no strict == first, which cost as much as a
  * fingerprint where the values differ, the common case). */
-static int adjust_entry(u64 pos, PyObject *k, PyObject *x, PyObject *y, u64 *term) {
+static int adjust_entry(ParentMemo *m, u64 pos, PyObject *k, PyObject *x, PyObject *y,
+                        u64 *term) {
     if (x == y) return 0;
     u64 kf, xf, yf;
-    if (pair_fps(x, y, &xf, &yf)) return -1;
+    if (pair_fps(m, x, y, &xf, &yf)) return -1;
     if (xf == yf) return 0;
     if (fp(k, NULL, &kf)) return -1;
     *term += entry_term_c(pos, kf, xf) - entry_term_c(pos, kf, yf);
     return 0;
 }
 
-typedef struct { u64 pos, term; } AdjustCtx;
-
-static int adjust_cb(PyObject *k, PyObject *x, PyObject *y, void *vctx) {
-    AdjustCtx *c = (AdjustCtx *)vctx;
-    return adjust_entry(c->pos, k, x, y, &c->term);
-}
-
-/* map_update for two immutables.Map: 1 *term updated; 0 declined (the keys
- * differ); -1 an error. */
-static int map_update_lockstep(u64 pos, PyObject *new, PyObject *old, u64 *term) {
-    AdjustCtx c = {pos, *term};
-    int r = map_lockstep(new, old, adjust_cb, &c);
-    if (r == 1) *term = c.term;
-    return r;
-}
-
 /* The term of a map variable from its parent's (see map_update's doc): 1 done, 0
  * declined (not two maps of one type with the very same keys in order), -1 error. */
-static int map_update_c(u64 pos, PyObject *new, PyObject *old, u64 *term) {
+static int map_update_c(ParentMemo *m, u64 pos, PyObject *new, PyObject *old, u64 *term) {
     PyTypeObject *t = Py_TYPE(new);
     if (t != Py_TYPE(old) || (t != T_map && t != T_pmap)) return 0;
-    if (t == T_map) return map_update_lockstep(pos, new, old, term);
+    if (t == T_map) {
+        MemoRec *rec;
+        if (memo_map(m, old, &rec)) return -1;
+        if (rec == NULL && m->nrecs < MEMO_RECS) return 0;  /* a key it cannot look up */
+        if (rec == NULL) {
+            /* The table is full: walk the parent's map in a memo of its own. */
+            ParentMemo *own = memo_new();
+            if (own == NULL) return -1;
+            int r = map_update_c(own, pos, new, old, term);
+            memo_del(own);
+            return r;
+        }
+        return map_against(m, new, rec, pos, NULL, term);
+    }
     PyObject *a = pairs_of(new);
     if (a == NULL) return -1;
     PyObject *b = pairs_of(old);
@@ -687,7 +909,7 @@ static int map_update_c(u64 pos, PyObject *new, PyObject *old, u64 *term) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *pa = PyList_GET_ITEM(a, i), *pb = PyList_GET_ITEM(b, i);
-        if (adjust_entry(pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
+        if (adjust_entry(m, pos, PyTuple_GET_ITEM(pa, 0), PyTuple_GET_ITEM(pa, 1),
                          PyTuple_GET_ITEM(pb, 1), &sum)) {
             result = -1;
             goto done;
@@ -711,7 +933,8 @@ PyDoc_STRVAR(map_update_doc,
 
 /* A term update (map_update_c, set_update_c) called from Python: (position, new,
  * old, old_term) -> the term, or None where it declines. */
-typedef int (*term_update_fn)(u64 pos, PyObject *new, PyObject *old, u64 *term);
+typedef int (*term_update_fn)(ParentMemo *m, u64 pos, PyObject *new, PyObject *old,
+                              u64 *term);
 
 static PyObject *term_update_call(PyObject *const *args, Py_ssize_t nargs, term_update_fn f,
                                   const char *usage) {
@@ -722,7 +945,10 @@ static PyObject *term_update_call(PyObject *const *args, Py_ssize_t nargs, term_
     }
     if (!ready()) return NULL;
     if (u64_arg(args[0], &pos) || u64_arg(args[3], &term)) return NULL;
-    int r = f(pos, args[1], args[2], &term);
+    ParentMemo m; /* (on the stack: a call from Python is one comparison) */
+    memo_init(&m);
+    int r = f(&m, pos, args[1], args[2], &term);
+    memo_free(&m);
     if (r < 0) return NULL;
     if (r == 0) Py_RETURN_NONE;
     return PyLong_FromUnsignedLongLong(term);
@@ -825,7 +1051,8 @@ static int set_side(u64 pos, PyObject *set, const PtrSet *others, int sign, u64 
  * Set operations keep the members' objects, so an action that added or took a
  * member pays for that member only.  1 done, 0 declined (not two frozensets), -1 an
  * error. */
-static int set_update_c(u64 pos, PyObject *new, PyObject *old, u64 *term) {
+static int set_update_c(ParentMemo *m, u64 pos, PyObject *new, PyObject *old, u64 *term) {
+    (void)m; /* (a set's members are walked by address, not fingerprinted twice) */
     if (Py_TYPE(new) != &PyFrozenSet_Type || Py_TYPE(old) != &PyFrozenSet_Type) return 0;
     PtrSet olds;
     if (ptrset_fill(&olds, old)) return -1;
@@ -923,13 +1150,19 @@ static PyObject *py_tuple_view(PyObject *self, PyObject *seq) {
 
 /* The loop of child_terms over three tuples of one length: a new tuple of the
    successor's terms, their sum in *total; NULL on an error. */
-static PyObject *child_terms_core(PyObject *vals, PyObject *pvals, PyObject *pterms,
-                                  PyObject *update, u64 *total_out) {
+static PyObject *child_terms_core(ParentMemo *m, PyObject *vals, PyObject *pvals,
+                                  PyObject *pterms, PyObject *update, u64 *total_out) {
     Py_ssize_t n = PyTuple_GET_SIZE(vals);
     if (PyTuple_GET_SIZE(pvals) != n || PyTuple_GET_SIZE(pterms) != n) {
         PyErr_SetString(PyExc_ValueError, "child_terms: the sequences differ in length");
         return NULL;
     }
+    if (m->npterms < 0 && n <= MEMO_PTERMS) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (u64_arg(PyTuple_GET_ITEM(pterms, i), &m->pterms[i])) return NULL;
+        m->npterms = n;
+    }
+    const u64 *ptc = m->npterms == n ? m->pterms : NULL;
     PyObject *terms = PyTuple_New(n);
     if (terms == NULL) return NULL;
     u64 total = 0;
@@ -937,29 +1170,36 @@ static PyObject *child_terms_core(PyObject *vals, PyObject *pvals, PyObject *pte
         PyObject *v = PyTuple_GET_ITEM(vals, i), *pv = PyTuple_GET_ITEM(pvals, i);
         PyObject *pt = PyTuple_GET_ITEM(pterms, i);
         PyObject *term = NULL;
-        u64 h;
+        u64 h, pth;
+        int known = 0;  /* h is the term already */
+        if (ptc != NULL) pth = ptc[i];
+        else if (u64_arg(pt, &pth)) goto fail;
         if (v == pv) {
             term = Py_NewRef(pt);
+            h = pth;
+            known = 1;
         } else {
             TypeInfo ti; /* (the builtin kinds by pointer, before any lookup) */
             if (type_info(Py_TYPE(v), &ti)) goto fail;
             int kind = ti.kind;
             if (!collection_kind(kind)) {
                 if (fp(v, NULL, &h)) goto fail;
-                term = PyLong_FromUnsignedLongLong(mix_pos(h, (u64)i));
+                h = mix_pos(h, (u64)i);
+                term = PyLong_FromUnsignedLongLong(h);
+                known = 1;
             } else {
                 int r = 0;
+                h = pth;
                 if (kind == K_MAP || kind == K_PMAP) {
-                    if (u64_arg(pt, &h)) goto fail;
-                    r = map_update_c((u64)i, v, pv, &h);
+                    r = map_update_c(m, (u64)i, v, pv, &h);
                     if (r < 0) goto fail;
                 } else if (kind == K_FROZENSET) {
-                    if (u64_arg(pt, &h)) goto fail;
-                    r = set_update_c((u64)i, v, pv, &h);
+                    r = set_update_c(m, (u64)i, v, pv, &h);
                     if (r < 0) goto fail;
                 }
                 if (r == 1) {
                     term = PyLong_FromUnsignedLongLong(h);
+                    known = 1;
                 } else {
                     PyObject *pos = PyLong_FromSsize_t(i);
                     if (pos == NULL) goto fail;
@@ -971,7 +1211,7 @@ static PyObject *child_terms_core(PyObject *vals, PyObject *pvals, PyObject *pte
             if (term == NULL) goto fail;
         }
         PyTuple_SET_ITEM(terms, i, term);
-        if (u64_arg(term, &h)) goto fail;
+        if (!known && u64_arg(term, &h)) goto fail;
         total += h;
     }
     *total_out = total;
@@ -993,8 +1233,11 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
     if (vals) pvals = as_tuple(args[1]);
     if (pvals) pterms = as_tuple(args[2]);
     if (pterms != NULL) {
+        ParentMemo m;
+        memo_init(&m);
         u64 total;
-        PyObject *terms = child_terms_core(vals, pvals, pterms, args[3], &total);
+        PyObject *terms = child_terms_core(&m, vals, pvals, pterms, args[3], &total);
+        memo_free(&m);
         if (terms != NULL) {
             PyObject *total_obj = PyLong_FromUnsignedLongLong(total);
             if (total_obj != NULL) res = PyTuple_Pack(2, total_obj, terms);
@@ -1030,8 +1273,11 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
     PyObject *within = (nargs == 5 && args[4] != Py_None) ? args[4] : NULL;
     PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
     PyObject *outside = NULL, *res = NULL;
+    /* The parent's side of every successor's comparison, fingerprinted once: pvals
+     * holds the parent's values for the whole call. */
+    ParentMemo *memo = NULL;
     if (pvals) pterms = as_tuple(args[2]);
-    if (pterms == NULL) goto done;
+    if (pterms == NULL || (memo = memo_new()) == NULL) goto done;
     Py_ssize_t m = PyList_GET_SIZE(succ);
     actions = PyList_New(m);
     cands = actions ? PyList_New(m) : NULL;
@@ -1068,7 +1314,7 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
         PyObject *tvals = as_tuple(t);
         if (tvals == NULL) goto done;
         u64 total;
-        PyObject *terms = child_terms_core(tvals, pvals, pterms, update, &total);
+        PyObject *terms = child_terms_core(memo, tvals, pvals, pterms, update, &total);
         Py_DECREF(tvals);
         if (terms == NULL) goto done;
         /* The handle holds the state as its own values, as the Python loop does. */
@@ -1083,6 +1329,7 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
     }
     res = PyTuple_Pack(3, actions, cands, outside);
 done:
+    memo_del(memo);
     Py_XDECREF(pvals); Py_XDECREF(pterms); Py_XDECREF(actions); Py_XDECREF(cands);
     Py_XDECREF(outside);
     return res;
