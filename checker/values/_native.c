@@ -623,9 +623,11 @@ static void memo_del(ParentMemo *m) {
     PyMem_Free(m);
 }
 
-static inline size_t memo_slot(PyObject *o) {
-    return (size_t)fin((u64)(uintptr_t)o) & (MEMO_SLOTS - 1);
-}
+/* An object's address, mixed: the home slot of the tables keyed by address (the
+ * memo here, a set's member table below). */
+static inline size_t addr_hash(PyObject *o) { return (size_t)fin((u64)(uintptr_t)o); }
+
+static inline size_t memo_slot(PyObject *o) { return addr_hash(o) & (MEMO_SLOTS - 1); }
 
 /* The record of o, or NULL. */
 static MemoRec *memo_find(ParentMemo *m, PyObject *o) {
@@ -707,7 +709,8 @@ static void walk_end(MapWalk *w) { Py_XDECREF(w->keys); }
 static int memo_fp(ParentMemo *m, PyObject *y, u64 *out);
 
 /* The record of an immutables.Map of the parent's, its keys and values listed once
- * (their fingerprints when asked for); NULL in *rec when the table is full.  -1 an
+ * (their fingerprints when asked for); NULL in *rec when the table is full or a key
+ * cannot be looked up by its own object (the caller's general path names it).  -1 an
  * error. */
 static int memo_map(ParentMemo *m, PyObject *y, MemoRec **rec) {
     MemoRec *r = memo_find(m, y);
@@ -987,9 +990,7 @@ static void ptrset_free(PtrSet *s) {
     if (s->slots != s->small) PyMem_Free(s->slots);
 }
 
-static inline size_t ptr_slot(const PtrSet *s, PyObject *p) {
-    return (size_t)fin((u64)(uintptr_t)p) & s->mask;
-}
+static inline size_t ptr_slot(const PtrSet *s, PyObject *p) { return addr_hash(p) & s->mask; }
 
 static void ptrset_add(PtrSet *s, PyObject *p) {
     size_t i = ptr_slot(s, p);
