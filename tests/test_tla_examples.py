@@ -25,6 +25,7 @@ from checker.check.graph import state_graph
 from checker.explore.result import Verdict
 from mcheck_shipped.specs.chameneos import Chameneos
 from mcheck_shipped.specs.ewd840 import BLACK, EWD840
+from mcheck_shipped.specs.ewd998 import EWD998
 from mcheck_shipped.specs.tcommit import TCommit
 from mcheck_shipped.specs.token_ring import TokenRing
 
@@ -140,3 +141,50 @@ def test_prisoners_liveness_needs_each_prisoners_fairness() -> None:
     r = check_spec(Unfair(), properties=["Liveness"])
     assert r.verdict is Verdict.VIOLATION and r.violated == "Liveness"
     assert r.trace is not None and r.trace.loop is not None
+
+
+def test_ewd998_matches_tlc_and_its_liveness_holds() -> None:
+    """EWD998 at N = 2 (the Examples' cfg at a smaller N; TLC, built from tlaplus/tlaplus
+    this month, -workers 1: 6,876 distinct states, 33,664 generated, depth 28, and
+    Liveness holds under WF_vars(System))."""
+    spec = EWD998(N=2)
+    r = check_spec(spec, properties=["all"])
+    assert r.verdict is Verdict.OK
+    assert (r.stats.distinct, r.stats.depth) == (6876, 28)
+    assert r.graph is not None and r.graph[0] == 6876
+    assert _tlc_generated_ewd998(spec) == 33664
+
+
+def _tlc_generated_ewd998(spec: EWD998) -> int:
+    """TLC's total from a plain BFS of the port (no engine): InitiateProbe once per
+    true disjunct of its guard, every other action once per instance (SendMsg(i)
+    once per receiver j, PassToken's IF is not a disjunct); states outside the
+    constraint are counted but not expanded."""
+    model = CompiledSpec(spec, properties=["none"])
+    todo = list(model.initial_states())
+    seen = set(todo)
+    total = len(todo)
+    while todo:
+        s = todo.pop()
+        for ai, _, t in model.successors(s):
+            if model.action_names[ai] == "InitiateProbe":
+                tk = s.token
+                total += (tk.color == "black") + (s.color[0] == "black")
+                total += s.counter[0] + tk.q > 0
+            else:
+                total += 1
+            if t not in seen and model.within(t):
+                seen.add(t)
+                todo.append(t)
+    assert len(seen) == 6876
+    return total
+
+
+def test_ewd998_without_rule_3_breaks_inv_as_tlc_finds() -> None:
+    """A receiver that stays white: TLC (MCEWD998, N = 2) reports Inv violated after 6
+    actions, InitiateProbe, PassToken(1), SendMsg(0), RecvMsg(1), SendMsg(1),
+    RecvMsg(0) (tests/fixtures/tlc/ewd998_no_rule3.out): the port's shortest
+    counterexample is as long."""
+    r = check_spec(EWD998(N=2, variant="no_rule3"), properties=["Inv"])
+    assert r.verdict is Verdict.VIOLATION and r.violated == "Inv"
+    assert r.trace is not None and r.trace.length == 6

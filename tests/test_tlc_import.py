@@ -40,6 +40,9 @@ MODELS = [
     ("ewd840_action", "MCEWD840", "NeverChangeColor", "action property"),
     ("ewd840_lasso", "MCEWD840", "DetectedInfinitelyOften", "temporal"),
     ("raft", "MCraft", "NeverLeader", "invariant"),
+    # (frozen dataclass states and a nested record; -difftrace diffs the state before
+    # the last against the one two before it: see tlc_trace._second_to_last_doubt)
+    ("ewd998_no_rule3", "MCEWD998", "Inv", "invariant"),
     ("token_ring", "MCTokenRing", "CounterSettles", "temporal"),
 ]
 #: Where each lasso's cycle goes back to (0-based), as TLC printed it.
@@ -108,6 +111,24 @@ def test_a_raft_mutant_diverges_where_the_leader_is_elected(suffix: str) -> None
     assert done.state == 10
     assert done.details[0] == "BecomeLeader(s1) differs in 1 variable(s)"
     assert done.details[1].startswith("  elections: TLC has")
+
+
+def test_tlc_s_difftrace_leaves_the_state_before_the_last_in_doubt() -> None:
+    """TLC diffed EWD998's state 6 against state 4: counter, changed at state 5 and
+    not printed at 6, is unknown there, not state 5's value (the run it came from
+    says (1, 0) at state 6, which is state 4's); the other formats print it."""
+    diff = read_tlc(TLC / "ewd998_no_rule3.diff.out")
+    whole = read_tlc(TLC / "ewd998_no_rule3.out")
+    assert len(diff.states) == len(whole.states) == 7
+    assert "counter" not in diff.states[5]
+    assert whole.states[5]["counter"] == whole.states[3]["counter"] != whole.states[4]["counter"]
+    assert any("diffs state 6 against state 4" in note for note in diff.notes)
+    for i in (0, 1, 2, 3, 4, 6):
+        assert diff.states[i] == whole.states[i]
+    assert {k: v for k, v in whole.states[5].items() if k != "counter"} == diff.states[5]
+    # The other -difftrace fixtures end as TLC diffed them, or as a lasso: untouched.
+    for stem in ("tcommit", "raft", "ewd840_lasso", "token_ring"):
+        assert not any("diffs state" in n for n in read_tlc(TLC / f"{stem}.diff.out").notes)
 
 
 def test_the_unfair_lasso_is_refused_where_the_port_keeps_fairness_tlc_lacked() -> None:

@@ -301,13 +301,56 @@ def _from_text(text: str, path: Path) -> TlcTrace:
             here[name] = got[name]
         carried = here
         states.append(here)
+    doubtful = _second_to_last_doubt(bodies, states) if loop is None else []
     trace = TlcTrace(verdict, prop, states, actions, loop, numbers, fmt)
+    if doubtful:
+        trace.notes.append(
+            f"a -difftrace output ending in a state printed whole: TLC (its TLCTrace."
+            f"printTrace) diffs state {len(states) - 1} against state {len(states) - 3}, "
+            f"not {len(states) - 2}, so {', '.join(doubtful)} there is taken as unknown"
+        )
     if states and len(states[0]) < len(trace.variables):
         trace.notes.append(
             "a -difftrace output: a variable is known from the first state that prints it "
             "(unchanged ones are carried forward)"
         )
     return trace
+
+
+def _second_to_last_doubt(
+    bodies: list[dict[str, str]], states: list[dict[str, Canon]]
+) -> list[str]:
+    """Drop, from the second-to-last state of a -difftrace output, the variables whose
+    value it does not say for sure; return their names.
+
+    When TLC prints an invariant's (or an action property's) counterexample it passes
+    each state the one before it to diff against, except the state before the last:
+    that one is diffed against the state two before it (``TLCTrace.printTrace`` does not
+    move its ``lastState`` on after the prefix's last state, in tlaplus/tlaplus as of
+    2026-12), and the last state is printed whole.  So a variable that state leaves out equals
+    its value two states back under that TLC, one state back under a TLC that diffs
+    correctly: where those differ, the file does not say which, and the variable is
+    left unknown there (as before its first print), for the transplant to fill in
+    from the spec.  Where they agree (and for a printed variable) nothing is lost.
+    The last state printed whole is what marks that printing; a deadlock's trace
+    ends so too, and loses no more than the doubt (a lasso's is not read so)."""
+    n = len(bodies)
+    if n < 4 or len(states) != n:
+        return []
+    every = set(states[-1])
+    last_whole = set(bodies[-1]) == every
+    diffs = any(set(b) != every for b in bodies[1:-1])
+    if not (last_whole and diffs):
+        return []
+    two_back, one_back, here = states[-4], states[-3], states[-2]
+    doubtful = [
+        var
+        for var in list(here)
+        if var not in bodies[-2] and two_back.get(var) != one_back.get(var)
+    ]
+    for var in doubtful:
+        del here[var]
+    return doubtful
 
 
 # -- -dumpTrace json / tla / tlcplain ------------------------------------------------
