@@ -162,10 +162,15 @@ class Expansion:
         self.c_within: Callable[[Any], Any] | None = None
         if self.constrained:
             self.c_within = getattr(model, "constraint_predicate", None)
+        # Other states (a frozen dataclass) give their variables through the model's
+        # own getter, which the C loop calls as the Python loop calls ``variables``.
+        self.c_getter: Callable[[Any], tuple[Any, ...]] | None = None
+        if not self.states_are_variables:
+            self.c_getter = getattr(model, "variables_getter", None)
         if (
             NATIVE is not None
             and self.fpr.c_child is not None
-            and self.states_are_variables
+            and (self.states_are_variables or self.c_getter is not None)
             and (self.c_within is not None or not self.constrained)
             and self.step_check is None
         ):
@@ -351,7 +356,9 @@ class Expansion:
             return None
         assert self.candidates_in_c is not None
         try:
-            made = self.candidates_in_c(succ, vals, vfps, self.fpr.calc.update, within)
+            made = self.candidates_in_c(
+                succ, vals, vfps, self.fpr.calc.update, within, self.c_getter
+            )
         except Exception:
             # A bad value, or the constraint's own error: the Python loop raises it
             # again, naming the state it came from (and wrapping the spec's error).

@@ -392,6 +392,13 @@ class CompiledSpec:
         return self._getter(state)
 
     @property
+    def variables_getter(self) -> Callable[[Any], tuple[Any, ...]]:
+        """What :meth:`variables` calls: for a frozen dataclass state an
+        ``operator.attrgetter`` (C), which a C loop calls without a Python frame."""
+        self.initial_states()
+        return self._getter
+
+    @property
     def states_are_variables(self) -> bool:
         """Whether a state is itself the tuple of its variables (a NamedTuple), so
         :meth:`variables` returns it unchanged and a caller may skip the call."""

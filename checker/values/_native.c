@@ -1251,12 +1251,14 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 PyDoc_STRVAR(child_candidates_doc,
-"child_candidates(succ, pvals, pterms, update, within=None) -> (actions, candidates, outside)\n\n"
-"Expansion.expand's loop for states that are their own tuple of variables (a\n"
-"NamedTuple), without action properties: for each successor (action, params, state)\n"
-"of succ at index k, the candidate (k, action, params, (state, state, terms),\n"
-"fingerprint), the terms and fingerprint as child_terms gives them from the parent's\n"
-"values and terms; and the list of the successors' actions.  With within (the state\n"
+"child_candidates(succ, pvals, pterms, update, within=None, getter=None)\n"
+"    -> (actions, candidates, outside)\n\n"
+"Expansion.expand's loop without action properties: for each successor (action,\n"
+"params, state) of succ at index k, the candidate (k, action, params, (state, vals,\n"
+"terms), fingerprint), vals the state's variables (the state itself where it is\n"
+"their tuple, a NamedTuple; else getter(state), which must give a tuple: a frozen\n"
+"dataclass's fields), the terms and fingerprint as child_terms gives them from the\n"
+"parent's values and terms; and the list of the successors' actions.  With within (the state\n"
 "constraint, a predicate), a successor it does not hold for gets the candidate\n"
 "(k, action, params, None, None) and its k goes to outside, in order, for the caller\n"
 "to check its invariants.  None (nothing built) when within returns a non-boolean;\n"
@@ -1264,14 +1266,17 @@ PyDoc_STRVAR(child_candidates_doc,
 
 static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if ((nargs != 4 && nargs != 5) || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "child_candidates(succ: list, pvals, pterms, update, within=None)");
+    if (nargs < 4 || nargs > 6 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "child_candidates(succ: list, pvals, pterms, update, "
+                                         "within=None, getter=None)");
         return NULL;
     }
     if (!ready()) return NULL;
     PyObject *succ = args[0], *update = args[3];
-    PyObject *within = (nargs == 5 && args[4] != Py_None) ? args[4] : NULL;
+    PyObject *within = (nargs >= 5 && args[4] != Py_None) ? args[4] : NULL;
+    /* A state that is not its own tuple of variables (a frozen dataclass): the model's
+     * getter gives them, called here without a Python frame of ours around it. */
+    PyObject *getter = (nargs == 6 && args[5] != Py_None) ? args[5] : NULL;
     PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
     PyObject *outside = NULL, *res = NULL;
     /* The parent's side of every successor's comparison, fingerprinted once: pvals
@@ -1312,14 +1317,20 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
                 continue;
             }
         }
-        PyObject *tvals = as_tuple(t);
+        PyObject *tvals = getter ? PyObject_CallOneArg(getter, t) : as_tuple(t);
         if (tvals == NULL) goto done;
+        if (!PyTuple_Check(tvals)) {
+            Py_DECREF(tvals);
+            PyErr_SetString(PyExc_TypeError, "child_candidates: getter gave no tuple");
+            goto done;
+        }
         u64 total;
         PyObject *terms = child_terms_core(memo, tvals, pvals, pterms, update, &total);
+        if (terms == NULL) { Py_DECREF(tvals); goto done; }
+        /* The handle holds the state and its values, as the Python loop's does (a
+         * NamedTuple as its own values). */
+        PyObject *handle = PyTuple_Pack(3, t, getter ? tvals : t, terms);
         Py_DECREF(tvals);
-        if (terms == NULL) goto done;
-        /* The handle holds the state as its own values, as the Python loop does. */
-        PyObject *handle = PyTuple_Pack(3, t, t, terms);
         Py_DECREF(terms);
         if (handle == NULL) goto done;
         PyObject *kobj = PyLong_FromSsize_t(k), *fpobj = PyLong_FromUnsignedLongLong(total);
