@@ -327,9 +327,9 @@ def _second_to_last_doubt(
     each state the one before it to diff against, except the state before the last:
     that one is diffed against the state two before it (``TLCTrace.printTrace`` does not
     move its ``lastState`` on after the prefix's last state, in tlaplus/tlaplus as of
-    2026-12), and the last state is printed whole.  So a variable that state leaves out equals
-    its value two states back under that TLC, one state back under a TLC that diffs
-    correctly: where those differ, the file does not say which, and the variable is
+    2026-12), and the last state is printed whole.  So a variable that state leaves
+    out equals its value two states back under that TLC, one state back under a TLC
+    that diffs correctly: where those differ, the file does not say which, and the variable is
     left unknown there (as before its first print), for the transplant to fill in
     from the spec.  Where they agree (and for a printed variable) nothing is lost.
     The last state printed whole is what marks that printing; a deadlock's trace

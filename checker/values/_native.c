@@ -1258,8 +1258,8 @@ PyDoc_STRVAR(child_candidates_doc,
 "terms), fingerprint), vals the state's variables (the state itself where it is\n"
 "their tuple, a NamedTuple; else getter(state), which must give a tuple: a frozen\n"
 "dataclass's fields), the terms and fingerprint as child_terms gives them from the\n"
-"parent's values and terms; and the list of the successors' actions.  With within (the state\n"
-"constraint, a predicate), a successor it does not hold for gets the candidate\n"
+"parent's values and terms; and the list of the successors' actions.  With within\n"
+"(the state constraint, a predicate), a successor it does not hold for gets the candidate\n"
 "(k, action, params, None, None) and its k goes to outside, in order, for the caller\n"
 "to check its invariants.  None (nothing built) when within returns a non-boolean;\n"
 "an exception raised by within propagates.");
