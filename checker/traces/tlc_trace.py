@@ -334,8 +334,7 @@ def _second_to_last_doubt(
     from the spec.  Where they agree (and for a printed variable) nothing is lost.
     The last state printed whole is what marks that printing; a deadlock's trace
     ends so too, and loses no more than the doubt (a lasso's is not read so)."""
-    n = len(bodies)
-    if n < 4 or len(states) != n:
+    if len(bodies) < 4:  # (one state per body: states is as long)
         return []
     every = set(states[-1])
     last_whole = set(bodies[-1]) == every
