@@ -125,13 +125,18 @@ _TLC_DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
 
 
 def _timed(
-    cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0,), timeout: float | None = None
+    cmd: list[str],
+    cwd: Path,
+    ok: tuple[int, ...] = (0,),
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[float, str]:
     start = time.monotonic()
     try:
         proc = subprocess.run(
             cmd,
             cwd=cwd,
+            env=env,
             capture_output=True,
             text=True,
             start_new_session=True,
@@ -189,11 +194,20 @@ def run_mcheck(max_log: int, max_msgs: int, sym: bool, workers: int = 1) -> dict
     return run_mcheck_spec(args, workers)
 
 
-def run_mcheck_spec(args: list[str], workers: int = 1) -> dict[str, float]:
-    """One ``mcheck run`` (``args``: the spec and its options); seconds and counts."""
+def tree_env(tree: Path) -> dict[str, str] | None:
+    """The environment that makes Python import ``tree``'s ``checker`` (None: this
+    tree's, as installed)."""
+    return None if tree == ROOT else dict(os.environ, PYTHONPATH=str(tree))
+
+
+def run_mcheck_spec(
+    args: list[str], workers: int = 1, tree: Path = ROOT, ok: tuple[int, ...] = (0,)
+) -> dict[str, float]:
+    """One ``mcheck run`` (``args``: the spec and its options) of the checker in
+    ``tree`` (this one unless said), exiting with a code in ``ok``; seconds and counts."""
     cmd = [sys.executable, "-m", "checker", "run", *args, "--json"]
     cmd += ["--workers", str(workers)] if workers > 1 else []
-    took, out = _timed(cmd, ROOT)
+    took, out = _timed(cmd, tree, ok=ok, env=tree_env(tree))
     data = json.loads(out.strip().splitlines()[-1])
     return {
         "seconds": took,
