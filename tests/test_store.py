@@ -83,6 +83,20 @@ def test_a_batch_add_says_which_are_new(batches: list[list[int]], kind: str, blo
                 assert fs.ordinal(fp) == n
 
 
+@pytest.mark.parametrize("bad", [-1, -(1 << 40), 1 << 64, 1 << 90])
+def test_the_c_batch_test_refuses_an_int_that_is_no_fingerprint(bad: int) -> None:
+    """Outside [0, 2^64) an int is no fingerprint: the C batch test, which reads an
+    int in range by its digits, still refuses one outside (as the checked conversion
+    does), beside fingerprints at both ends of the range that it takes."""
+    fs = FingerprintSet()
+    if fs._native is None:
+        pytest.skip("the C core is not built here")
+    assert fs.add_batch([0, (1 << 64) - 1, 1 << 63]) == [True, True, True]
+    with pytest.raises(OverflowError):
+        fs.add_batch([5, bad])
+    assert fs.add_batch([(1 << 64) - 1, 1 << 30, (1 << 30) - 1]) == [False, True, True]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     levels=st.lists(st.lists(FP, max_size=40), max_size=20),

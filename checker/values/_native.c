@@ -94,7 +94,9 @@ static int type_info(PyTypeObject *t, TypeInfo *out) {
         if (info == NULL) return -1;
     }
     out->kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(info, 0));
-    out->seed = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(info, 1));
+    /* (the classifier's seed, in [0, 2^64): read by digits, not through the checked
+     * conversion, which builds a byte array for every int above 2^30) */
+    out->seed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(info, 1));
     PyObject *f = PyTuple_GET_ITEM(info, 2);
     out->fields = (f == Py_None) ? NULL : f;
     if (PyErr_Occurred()) return -1;
@@ -163,7 +165,8 @@ static inline int model_fp(PyObject *v, PyObject *ren, u64 *out) {
         PyErr_SetString(PyExc_AttributeError, "a model value without its fingerprint");
         return -1;
     }
-    *out = PyLong_AsUnsignedLongLong(f);
+    /* (ModelValue's own fingerprint, set once from hash64 in [0, 2^64): by digits) */
+    *out = PyLong_AsUnsignedLongLongMask(f);
     return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
 }
 
@@ -569,6 +572,15 @@ static PyObject *pairs_of(PyObject *m) {
                          * each time, as without a memo */
 #define MEMO_SLOTS 512  /* open-addressed table of record indices, twice the records */
 #define MEMO_PTERMS 64  /* the parent's variable terms kept as numbers, up to so many */
+#define MEMO_SETS 4     /* the parent's frozenset variables whose member tables are kept */
+
+/* Members' addresses, in an open-addressed table (a set variable's parent holds tens
+ * of members; a Python set of ids would cost an int object per member). */
+typedef struct {
+    PyObject **slots;
+    size_t mask;
+    PyObject *small[128];
+} PtrSet;
 
 typedef struct {
     PyObject *obj;      /* the parent's value (borrowed: the parent holds it) */
@@ -597,19 +609,31 @@ typedef struct {
      * -1 before they are read; states of more variables read them each time. */
     Py_ssize_t npterms;
     u64 pterms[MEMO_PTERMS];
+    /* The member tables of the parent's frozenset variables, built at the first
+     * successor that changed one and kept for the others (keyed, like the records,
+     * by the address of the parent's set, which the parent holds for the call). */
+    PyObject *setobjs[MEMO_SETS];
+    PtrSet sets[MEMO_SETS];
+    int nsets;
 } ParentMemo;
 
 static void memo_init(ParentMemo *m) {
     m->npterms = -1;
     m->nrecs = 0;
+    m->nsets = 0;
     memset(m->slots, 0, sizeof m->slots);
     m->ents = NULL;
     m->nents = m->capents = 0;
 }
 
-static void memo_free(ParentMemo *m) { PyMem_Free(m->ents); }
+static void ptrset_free(PtrSet *s);
 
-/* A memo on the heap (it is some 12 KB), where one runs out. */
+static void memo_free(ParentMemo *m) {
+    PyMem_Free(m->ents);
+    for (int i = 0; i < m->nsets; i++) ptrset_free(&m->sets[i]);
+}
+
+/* A memo on the heap (it is some 17 KB), where one runs out. */
 static ParentMemo *memo_new(void) {
     ParentMemo *m = PyMem_Malloc(sizeof(ParentMemo));
     if (m == NULL) PyErr_NoMemory();
@@ -964,13 +988,6 @@ static PyObject *py_map_update(PyObject *self, PyObject *const *args, Py_ssize_t
 
 /* ---- a set variable's term from its parent's ------------------------------------ */
 
-/* Members' addresses, in an open-addressed table (a set variable's parent holds tens
- * of members; a Python set of ids would cost an int object per member). */
-typedef struct {
-    PyObject **slots;
-    size_t mask;
-    PyObject *small[128];
-} PtrSet;
 
 static int ptrset_init(PtrSet *s, Py_ssize_t n) {
     size_t size = 16;
@@ -1007,29 +1024,65 @@ static int ptrset_has(const PtrSet *s, PyObject *p) {
     return 0;
 }
 
-/* The members of `set` into a table of addresses (the set keeps them alive). */
+/* A frozenset's members, borrowed (the set holds them and never changes): read off
+ * its table where the C API still offers that (before 3.13), with no iterator object
+ * and no reference counted per member; else through its iterator. */
+typedef struct {
+    PyObject *set, *it;
+    Py_ssize_t pos;
+} SetWalk;
+
+static int setwalk_start(SetWalk *w, PyObject *set) {
+    w->set = set;
+    w->pos = 0;
+#if PY_VERSION_HEX < 0x030D0000
+    w->it = NULL;
+    return 0;
+#else
+    w->it = PyObject_GetIter(set);
+    return w->it == NULL ? -1 : 0;
+#endif
+}
+
+/* 1 and the next member in *x; 0 at the end; -1 an error. */
+static int setwalk_next(SetWalk *w, PyObject **x) {
+#if PY_VERSION_HEX < 0x030D0000
+    Py_hash_t unused;
+    return _PySet_NextEntry(w->set, &w->pos, x, &unused);
+#else
+    PyObject *o = PyIter_Next(w->it);
+    if (o == NULL) return PyErr_Occurred() ? -1 : 0;
+    Py_DECREF(o); /* (the frozenset holds it) */
+    *x = o;
+    return 1;
+#endif
+}
+
+static void setwalk_end(SetWalk *w) { Py_XDECREF(w->it); }
+
+/* The members of frozenset `set` into a table of addresses (the set keeps them
+ * alive). */
 static int ptrset_fill(PtrSet *s, PyObject *set) {
     if (ptrset_init(s, PySet_GET_SIZE(set))) return -1;
-    PyObject *it = PyObject_GetIter(set), *x;
-    if (it == NULL) { ptrset_free(s); return -1; }
-    while ((x = PyIter_Next(it)) != NULL) {
-        ptrset_add(s, x);
-        Py_DECREF(x);
-    }
-    Py_DECREF(it);
-    if (PyErr_Occurred()) { ptrset_free(s); return -1; }
+    SetWalk w;
+    if (setwalk_start(&w, set)) { ptrset_free(s); return -1; }
+    PyObject *x;
+    int r;
+    while ((r = setwalk_next(&w, &x)) == 1) ptrset_add(s, x);
+    setwalk_end(&w);
+    if (r < 0) { ptrset_free(s); return -1; }
     return 0;
 }
 
-/* *sum plus (sign > 0) or minus the element terms of the members of `set` that are
- * not in `others` by address; `shared` counts those that are. */
+/* *sum plus (sign > 0) or minus the element terms of the members of frozenset `set`
+ * that are not in `others` by address; `shared` counts those that are. */
 static int set_side(u64 pos, PyObject *set, const PtrSet *others, int sign, u64 *sum,
                     Py_ssize_t *shared) {
-    PyObject *it = PyObject_GetIter(set);
-    if (it == NULL) return -1;
+    SetWalk w;
+    if (setwalk_start(&w, set)) return -1;
     PyObject *x;
-    int bad = 0;
-    while (!bad && (x = PyIter_Next(it)) != NULL) {
+    int r, bad = 0;
+    while (!bad && (r = setwalk_next(&w, &x)) == 1) {
         if (ptrset_has(others, x)) {
             (*shared)++;
         } else {
@@ -1038,10 +1091,23 @@ static int set_side(u64 pos, PyObject *set, const PtrSet *others, int sign, u64 
             else if (sign > 0) *sum += element_term_c(pos, f);
             else *sum -= element_term_c(pos, f);
         }
-        Py_DECREF(x);
     }
-    Py_DECREF(it);
-    return bad || PyErr_Occurred() ? -1 : 0;
+    setwalk_end(&w);
+    return bad || r < 0 ? -1 : 0;
+}
+
+/* The member table of the parent's set `old`: the memo's, built once per call (every
+ * successor that changes the variable compares with the same parent's set), else,
+ * with the memo's tables taken, `local`, filled here for the caller to free. */
+static const PtrSet *parent_members(ParentMemo *m, PyObject *old, PtrSet *local, int *own) {
+    *own = 0;
+    for (int i = 0; i < m->nsets; i++)
+        if (m->setobjs[i] == old) return &m->sets[i];
+    PtrSet *s = m->nsets < MEMO_SETS ? &m->sets[m->nsets] : local;
+    if (ptrset_fill(s, old)) return NULL;
+    if (s == local) *own = 1;
+    else m->setobjs[m->nsets++] = old;
+    return s;
 }
 
 /* The term of a frozenset variable from its parent's.  A set's term is its tag plus
@@ -1053,14 +1119,15 @@ static int set_side(u64 pos, PyObject *set, const PtrSet *others, int sign, u64 
  * member pays for that member only.  1 done, 0 declined (not two frozensets), -1 an
  * error. */
 static int set_update_c(ParentMemo *m, u64 pos, PyObject *new, PyObject *old, u64 *term) {
-    (void)m; /* (a set's members are walked by address, not fingerprinted twice) */
     if (Py_TYPE(new) != &PyFrozenSet_Type || Py_TYPE(old) != &PyFrozenSet_Type) return 0;
-    PtrSet olds;
-    if (ptrset_fill(&olds, old)) return -1;
+    PtrSet local;
+    int own;
+    const PtrSet *olds = parent_members(m, old, &local, &own);
+    if (olds == NULL) return -1;
     u64 sum = *term;
     Py_ssize_t kept = 0, unused = 0;
-    int bad = set_side(pos, new, &olds, 1, &sum, &kept);
-    ptrset_free(&olds);
+    int bad = set_side(pos, new, olds, 1, &sum, &kept);
+    if (own) ptrset_free(&local);
     if (bad) return -1;
     if (kept < PySet_GET_SIZE(old)) { /* (a set that only grew has none removed) */
         PtrSet news;
@@ -2068,9 +2135,21 @@ static void visited_close(Visited *v) {
 
 /* Marks the fingerprint obj visited: 1 it was new (now in recent), 0 it was held,
    -1 an error (not an int in [0, 2^64)). */
+/* A fingerprint from an int, refused (OverflowError) outside [0, 2^64) as
+ * PyLong_AsUnsignedLongLong refuses it; an int in range, every candidate's, is read
+ * by its digits, where that function builds a byte array for any above 2^30. */
+static inline int fingerprint_arg(PyObject *obj, u64 *out) {
+    if (PyLong_CheckExact(obj) && _PyLong_Sign(obj) >= 0 && _PyLong_NumBits(obj) <= 64) {
+        *out = PyLong_AsUnsignedLongLongMask(obj);
+        return 0;
+    }
+    *out = PyLong_AsUnsignedLongLong(obj);
+    return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
 static int visited_add(Visited *v, PyObject *obj) {
-    u64 x = PyLong_AsUnsignedLongLong(obj);
-    if (x == (u64)-1 && PyErr_Occurred()) return -1;
+    u64 x;
+    if (fingerprint_arg(obj, &x)) return -1;
     if (v->n > 0) {
         Py_ssize_t lo = 0, hi = v->n;
         if (v->nb > 0) {
