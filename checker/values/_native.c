@@ -1025,8 +1025,9 @@ static int ptrset_has(const PtrSet *s, PyObject *p) {
 }
 
 /* A frozenset's members, borrowed (the set holds them and never changes): read off
- * its table where the C API still offers that (before 3.13), with no iterator object
- * and no reference counted per member; else through its iterator. */
+ * its table where the C API still offers that (before 3.13, which made
+ * _PySet_NextEntry internal), with no iterator object and no reference counted per
+ * member; else through its iterator. */
 typedef struct {
     PyObject *set, *it;
     Py_ssize_t pos;
@@ -2137,12 +2138,16 @@ static void visited_close(Visited *v) {
    -1 an error (not an int in [0, 2^64)). */
 /* A fingerprint from an int, refused (OverflowError) outside [0, 2^64) as
  * PyLong_AsUnsignedLongLong refuses it; an int in range, every candidate's, is read
- * by its digits, where that function builds a byte array for any above 2^30. */
+ * by its digits, where that function (before 3.12's compact ints) builds a byte
+ * array for any above 2^30.  _PyLong_NumBits is private: from 3.13 on, the checked
+ * function alone. */
 static inline int fingerprint_arg(PyObject *obj, u64 *out) {
+#if PY_VERSION_HEX < 0x030D0000
     if (PyLong_CheckExact(obj) && _PyLong_Sign(obj) >= 0 && _PyLong_NumBits(obj) <= 64) {
         *out = PyLong_AsUnsignedLongLongMask(obj);
         return 0;
     }
+#endif
     *out = PyLong_AsUnsignedLongLong(obj);
     return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
 }
