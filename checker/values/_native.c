@@ -63,6 +63,14 @@ typedef struct {
     PyObject *fields; /* borrowed (kept alive by info_cache), dataclasses only */
 } TypeInfo;
 
+/* An int taken mod 2^64, read by its digits: Python's terms (a sum of terms may
+ * exceed 2^64), and our own values in [0, 2^64), where the checked conversion
+ * builds a byte array for every int above 2^30. */
+static int u64_arg(PyObject *o, u64 *out) {
+    *out = PyLong_AsUnsignedLongLongMask(o);
+    return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
 static int type_info(PyTypeObject *t, TypeInfo *out) {
     out->seed = 0;
     out->fields = NULL;
@@ -94,9 +102,7 @@ static int type_info(PyTypeObject *t, TypeInfo *out) {
         if (info == NULL) return -1;
     }
     out->kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(info, 0));
-    /* (the classifier's seed, in [0, 2^64): read by digits, not through the checked
-     * conversion, which builds a byte array for every int above 2^30) */
-    out->seed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(info, 1));
+    if (u64_arg(PyTuple_GET_ITEM(info, 1), &out->seed)) return -1; /* (the classifier's) */
     PyObject *f = PyTuple_GET_ITEM(info, 2);
     out->fields = (f == Py_None) ? NULL : f;
     if (PyErr_Occurred()) return -1;
@@ -165,9 +171,7 @@ static inline int model_fp(PyObject *v, PyObject *ren, u64 *out) {
         PyErr_SetString(PyExc_AttributeError, "a model value without its fingerprint");
         return -1;
     }
-    /* (ModelValue's own fingerprint, set once from hash64 in [0, 2^64): by digits) */
-    *out = PyLong_AsUnsignedLongLongMask(f);
-    return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
+    return u64_arg(f, out); /* (ModelValue's own, set once from hash64) */
 }
 
 /* Members of an iterable, hashed as a chain (ordered) starting from h. */
@@ -491,12 +495,6 @@ static inline u64 entry_term_c(u64 position, u64 key_fp, u64 value_fp) {
 
 static inline u64 element_term_c(u64 position, u64 element_fp) {
     return mix_pos(element_fp, position + 12288);
-}
-
-static int u64_arg(PyObject *o, u64 *out) {
-    /* Python's terms are taken mod 2^64 (a sum of terms may exceed it). */
-    *out = PyLong_AsUnsignedLongLongMask(o);
-    return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
 }
 
 PyDoc_STRVAR(mix_doc, "mix(fp, position) -> int: fingerprint.mix, in C.");
