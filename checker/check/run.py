@@ -45,6 +45,7 @@ from checker.liveness.stategraph import GraphRecorder, StateGraph
 from checker.model import CompiledSpec, Model
 from checker.store.fingerprints import TraceTable
 from checker.values.fingerprint import StateFingerprinter, collision_probability
+from checker.values.records import native_records, record_types
 
 
 def run(model: Model, options: Options | None = None) -> Result:
@@ -53,7 +54,7 @@ def run(model: Model, options: Options | None = None) -> Result:
     # An interrupted check ignores further Ctrl-C/SIGTERM while it builds its report;
     # the caller's handlers come back afterwards, so a library caller (a test session,
     # a notebook, a script running several checks) can still be interrupted.
-    with kept_handlers(), paced_collector():
+    with kept_handlers(), paced_collector(), native_records(record_types(model)):
         folder = options.checkpoint if options is not None else None
         if folder is None:
             return _run(model, options)

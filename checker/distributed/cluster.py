@@ -36,6 +36,7 @@ from checker.explore.expansion import ExpansionFactory, ExpansionSettings, Key, 
 from checker.explore.options import Options, parse_cluster
 from checker.liveness.stategraph import GraphPart, GraphRecorder
 from checker.model import CompiledSpec, Model
+from checker.values.records import native_records, record_types
 
 #: Seconds to wait for the scheduler of ``--cluster ADDRESS``.
 CONNECT_TIMEOUT = 20
@@ -94,9 +95,13 @@ class PartitionActor:
         graph: bool = False,
     ) -> None:
         self.failure: tuple[str, Any] | None = None
+        #: The spec's records, given the C _replace while a phase runs (as run() does).
+        self.records: list[type] = []
         try:
+            model = model_of(recipe)
+            self.records = record_types(model)
             self.part: Partition | None = Partition(
-                w, n, model_of(recipe), renamings, deadlock, settings, make, graph
+                w, n, model, renamings, deadlock, settings, make, graph
             )
         except Exception as exc:
             self.part = None
@@ -108,7 +113,7 @@ class PartitionActor:
             assert self.failure is not None
             return self.failure
         try:
-            with paced_collector():
+            with paced_collector(), native_records(self.records):
                 return ("ok", getattr(self.part, method)(*args))
         except Restart as exc:
             return ("restart", exc)

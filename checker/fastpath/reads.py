@@ -57,6 +57,7 @@ from checker.fastpath.instrument import (
     may_instrument,
 )
 from checker.values import put as _put
+from checker.values.records import is_namedtuple_replace
 from checker.values.strict import strict_equal
 
 #: A read of every slot; a read of a wide variable (the outcome cannot be cached).
@@ -67,10 +68,6 @@ WIDE = -2
 #: maps (or one made from it by set/put), and a container the evaluation built that
 #: holds tracked objects (a dict of keyword arguments, a *args tuple).
 _STATE, _MAP, _CONTAINER = 0, 1, 2
-
-#: The code of the ``_replace`` every NamedTuple class gets (one code object, a
-#: function per class).
-_NT_REPLACE_CODE = NamedTuple("_Probe", [("x", int)])._replace.__code__
 
 #: Callables that reach frames (and through them any local): reading everything.
 _FRAME_CALLS: frozenset[Any] = frozenset(
@@ -430,7 +427,7 @@ class ReadLog:
                 self._all_of(hit)
         elif kind == _STATE:
             fn = getattr(f, "__func__", None)
-            if name == "_replace" and getattr(fn, "__code__", None) is _NT_REPLACE_CODE:
+            if name == "_replace" and is_namedtuple_replace(fn):
                 return self._replace(hit, f, args, kwargs)
             if type(fn) is types.FunctionType:
                 copy = self.variant(fn)

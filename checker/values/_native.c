@@ -2525,6 +2525,211 @@ static PyObject *py_untrack(PyObject *self, PyObject *values) {
     Py_RETURN_NONE;
 }
 
+/* -- A record's _replace and __new__ in C ---------------------------------------------
+ *
+ * collections.namedtuple writes both in Python.  ``_replace`` builds a keyword dict,
+ * calls ``_make``, maps ``kwds.pop`` over the fields and calls ``tuple.__new__``; about
+ * 1.5 us a call, and nearly every action ends in one (``s._replace(msgs=...)``).
+ * ``__new__`` is a lambda that packs its arguments into a tuple and calls
+ * ``tuple.__new__``, which copies it into the record; specs build records by the
+ * million (a message looked up in a set is built first).  On PaxosCommit the two took
+ * about 11% of a run.
+ *
+ * A RecordMethod is one of them for one class, in C: it builds the record as
+ * ``tuple.__new__(cls, items)`` does (cls's tp_alloc, the items copied in, tracked by
+ * the collector), from the very objects given.  Whatever it does not do exactly as
+ * the original it leaves to the original, called with the same arguments:
+ * - both: a call on another class than the one it was made for (a subclass, whose
+ *   ``_make`` may differ);
+ * - ``_replace``: positional arguments, a keyword that names no field (the original
+ *   raises its ValueError), a keyword name that is not an exact str, an instance
+ *   whose length is not the number of fields;
+ * - ``__new__``: keywords, or not exactly one positional argument per field (the
+ *   original fills in defaults and raises its TypeErrors).
+ * checker/values/replace.py recognises the originals and sets these for a run.
+ */
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *cls;   /* the class it was made for */
+    PyObject *fields;    /* its _fields (a tuple of str) */
+    PyObject *original;  /* the function it stands for */
+    int is_new;          /* __new__ (called as cls.__new__(cls, ...)) or _replace */
+    vectorcallfunc vectorcall;
+} RecordMethod;
+
+/* cls(items...) as tuple.__new__(cls, items) builds it: n new references taken from
+   items, the object tracked once its items are in. */
+static PyObject *record_build(PyTypeObject *cls, PyObject *const *items, Py_ssize_t n) {
+    PyObject *out = cls->tp_alloc(cls, n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(out, i, Py_NewRef(items[i]));
+    if (!PyObject_GC_IsTracked(out)) PyObject_GC_Track(out);
+    return out;
+}
+
+static PyObject *record_new_call(RecordMethod *r, PyObject *const *args, size_t nargsf,
+                                 PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t n = PyTuple_GET_SIZE(r->fields);
+    if (kwnames != NULL || nargs != n + 1 || args[0] != (PyObject *)r->cls)
+        return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+    return record_build(r->cls, args + 1, n);
+}
+
+#define MAX_FIELDS 64
+
+static PyObject *record_replace_call(RecordMethod *r, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 1 || Py_TYPE(args[0]) != r->cls)
+        return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+    PyObject *self = args[0];
+    Py_ssize_t n = PyTuple_GET_SIZE(r->fields);
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (PyTuple_GET_SIZE(self) != n || n > MAX_FIELDS)
+        return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+    PyObject *items[MAX_FIELDS];
+    for (Py_ssize_t i = 0; i < n; i++) items[i] = PyTuple_GET_ITEM(self, i);
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        if (!PyUnicode_CheckExact(name))
+            return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+        Py_ssize_t i = 0;
+        /* Keyword names and field names are interned identifiers: compare addresses
+           first, text after (a name built at run time). */
+        while (i < n && PyTuple_GET_ITEM(r->fields, i) != name) i++;
+        if (i == n) {
+            for (i = 0; i < n; i++) {
+                int eq = PyUnicode_Compare(PyTuple_GET_ITEM(r->fields, i), name);
+                if (eq == -1 && PyErr_Occurred()) return NULL;
+                if (eq == 0) break;
+            }
+            if (i == n) return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+        }
+        /* (keyword names are distinct, so each field is written at most once) */
+        items[i] = args[1 + k];
+    }
+    return record_build(r->cls, items, n);
+}
+
+static PyObject *record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames) {
+    RecordMethod *r = (RecordMethod *)callable;
+    return r->is_new ? record_new_call(r, args, nargsf, kwnames)
+                     : record_replace_call(r, args, nargsf, kwnames);
+}
+
+static PyObject *record_get(PyObject *self, PyObject *obj, PyObject *type) {
+    (void)type;
+    /* Bound like a function: a method of obj, itself when looked up on the class. */
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static int record_traverse(RecordMethod *r, visitproc visit, void *arg) {
+    Py_VISIT(r->cls);
+    Py_VISIT(r->fields);
+    Py_VISIT(r->original);
+    return 0;
+}
+
+static int record_clear(RecordMethod *r) {
+    Py_CLEAR(r->cls);
+    Py_CLEAR(r->fields);
+    Py_CLEAR(r->original);
+    return 0;
+}
+
+static void record_dealloc(RecordMethod *r) {
+    PyObject_GC_UnTrack(r);
+    record_clear(r);
+    PyObject_GC_Del(r);
+}
+
+static PyObject *record_repr(RecordMethod *r) {
+    return PyUnicode_FromFormat("<mcheck's %s of %s, in C>", r->is_new ? "__new__" : "_replace",
+                                r->cls ? r->cls->tp_name : "?");
+}
+
+static PyObject *record_name(RecordMethod *r, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(r->is_new ? "__new__" : "_replace");
+}
+
+static PyObject *record_qualname(RecordMethod *r, void *closure) {
+    (void)closure;
+    return PyObject_GetAttrString(r->original, "__qualname__");
+}
+
+static PyObject *record_wrapped(RecordMethod *r, void *closure) {
+    (void)closure;
+    return Py_NewRef(r->original);
+}
+
+static PyGetSetDef record_getset[] = {
+    {"__name__", (getter)record_name, NULL, NULL, NULL},
+    {"__qualname__", (getter)record_qualname, NULL, NULL, NULL},
+    {"__wrapped__", (getter)record_wrapped, NULL, "the function it stands for", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject RecordMethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "checker.values._native.RecordMethod",
+    .tp_basicsize = sizeof(RecordMethod),
+    .tp_dealloc = (destructor)record_dealloc,
+    .tp_vectorcall_offset = offsetof(RecordMethod, vectorcall),
+    .tp_repr = (reprfunc)record_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "A namedtuple class's _replace or __new__, in C (see record_method).",
+    .tp_traverse = (traverseproc)record_traverse,
+    .tp_clear = (inquiry)record_clear,
+    .tp_descr_get = record_get,
+    .tp_getset = record_getset,
+};
+
+PyDoc_STRVAR(record_method_doc,
+"record_method(cls: type, fields: tuple[str, ...], original, is_new: bool) -> RecordMethod\n\n"
+"namedtuple class cls's _replace (is_new false) or __new__ (true), built in C:\n"
+"it returns what original, the class's own, returns, and leaves to original what it\n"
+"does not do itself (a subclass, a keyword naming no field, a default to fill in,\n"
+"...).  It binds like a function (set __new__ as a staticmethod of it).");
+
+static PyObject *py_record_method(PyObject *self, PyObject *const *args, Py_ssize_t n) {
+    (void)self;
+    if (n != 4 || !PyType_Check(args[0]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[0], &PyTuple_Type) ||
+        !PyTuple_CheckExact(args[1]) || !PyCallable_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "record_method(cls: tuple subclass, fields: tuple, original: callable, "
+                        "is_new: bool)");
+        return NULL;
+    }
+    Py_ssize_t nf = PyTuple_GET_SIZE(args[1]);
+    if (nf > MAX_FIELDS) {
+        PyErr_SetString(PyExc_ValueError, "record_method: more than 64 fields");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nf; i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(args[1], i))) {
+            PyErr_SetString(PyExc_TypeError, "record_method: fields must be str");
+            return NULL;
+        }
+    int is_new = PyObject_IsTrue(args[3]);
+    if (is_new < 0) return NULL;
+    RecordMethod *r = PyObject_GC_New(RecordMethod, &RecordMethodType);
+    if (r == NULL) return NULL;
+    r->cls = (PyTypeObject *)Py_NewRef(args[0]);
+    r->fields = Py_NewRef(args[1]);
+    r->original = Py_NewRef(args[2]);
+    r->is_new = is_new;
+    r->vectorcall = record_vectorcall;
+    PyObject_GC_Track(r);
+    return (PyObject *)r;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))py_fingerprint, METH_FASTCALL, fingerprint_doc},
     {"fingerprints", (PyCFunction)(void (*)(void))py_fingerprints, METH_FASTCALL, fingerprints_doc},
@@ -2544,6 +2749,8 @@ static PyMethodDef methods[] = {
      visited_add_batch_doc},
     {"visited_add_groups", (PyCFunction)(void (*)(void))py_visited_add_groups, METH_FASTCALL,
      visited_add_groups_doc},
+    {"record_method", (PyCFunction)(void (*)(void))py_record_method, METH_FASTCALL,
+     record_method_doc},
     {"untrack", py_untrack, METH_O, untrack_doc},
     {"tuple_view", py_tuple_view, METH_O, tuple_view_doc},
     {"sort_key", py_sort_key, METH_O, sort_key_doc},
@@ -2571,5 +2778,12 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (!s_buckets || !s_map || !s_counts || !s_items || !s_name || !s_keys || !s_values ||
         !s_getitem)
         return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&RecordMethodType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "RecordMethod", (PyObject *)&RecordMethodType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
