@@ -2546,7 +2546,7 @@ static PyObject *py_untrack(PyObject *self, PyObject *values) {
  *   whose length is not the number of fields;
  * - ``__new__``: keywords, or not exactly one positional argument per field (the
  *   original fills in defaults and raises its TypeErrors).
- * checker/values/replace.py recognises the originals and sets these for a run.
+ * checker/values/records.py recognises the originals and sets these for a run.
  */
 typedef struct {
     PyObject_HEAD
@@ -2557,8 +2557,9 @@ typedef struct {
     vectorcallfunc vectorcall;
 } RecordMethod;
 
-/* cls(items...) as tuple.__new__(cls, items) builds it: n new references taken from
-   items, the object tracked once its items are in. */
+/* cls(items...) as tuple.__new__(cls, items) builds it: a new reference to each of
+   the n items, the object tracked by the collector (tp_alloc's GenericAlloc already
+   does; a class whose tp_alloc does not gets it here, as tuple_subtype_new does). */
 static PyObject *record_build(PyTypeObject *cls, PyObject *const *items, Py_ssize_t n) {
     PyObject *out = cls->tp_alloc(cls, n);
     if (out == NULL) return NULL;
