@@ -2568,8 +2568,9 @@ static PyObject *record_build(PyTypeObject *cls, PyObject *const *items, Py_ssiz
     return out;
 }
 
-static PyObject *record_new_call(RecordMethod *r, PyObject *const *args, size_t nargsf,
+static PyObject *record_new_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                                  PyObject *kwnames) {
+    RecordMethod *r = (RecordMethod *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t n = PyTuple_GET_SIZE(r->fields);
     if (kwnames != NULL || nargs != n + 1 || args[0] != (PyObject *)r->cls)
@@ -2579,8 +2580,9 @@ static PyObject *record_new_call(RecordMethod *r, PyObject *const *args, size_t 
 
 #define MAX_FIELDS 64
 
-static PyObject *record_replace_call(RecordMethod *r, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames) {
+static PyObject *record_replace_call(PyObject *callable, PyObject *const *args,
+                                     size_t nargsf, PyObject *kwnames) {
+    RecordMethod *r = (RecordMethod *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs != 1 || Py_TYPE(args[0]) != r->cls)
         return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
@@ -2611,13 +2613,6 @@ static PyObject *record_replace_call(RecordMethod *r, PyObject *const *args, siz
         items[i] = args[1 + k];
     }
     return record_build(r->cls, items, n);
-}
-
-static PyObject *record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
-                                   PyObject *kwnames) {
-    RecordMethod *r = (RecordMethod *)callable;
-    return r->is_new ? record_new_call(r, args, nargsf, kwnames)
-                     : record_replace_call(r, args, nargsf, kwnames);
 }
 
 static PyObject *record_get(PyObject *self, PyObject *obj, PyObject *type) {
@@ -2726,7 +2721,8 @@ static PyObject *py_record_method(PyObject *self, PyObject *const *args, Py_ssiz
     r->fields = Py_NewRef(args[1]);
     r->original = Py_NewRef(args[2]);
     r->is_new = is_new;
-    r->vectorcall = record_vectorcall;
+    /* Each object's own vectorcall slot: the method is chosen once, not per call. */
+    r->vectorcall = is_new ? record_new_call : record_replace_call;
     PyObject_GC_Track(r);
     return (PyObject *)r;
 }

@@ -91,12 +91,10 @@ def _fields(cls: type) -> tuple[str, ...] | None:
 
 
 def _is_record(v: Any) -> bool:
-    return (
-        isinstance(v, type)
-        and issubclass(v, tuple)
-        and _fields(v) is not None
-        and (_own_replace(v) is not None or _own_new(v, _fields(v) or ()) is not None)
-    )
+    if not isinstance(v, type) or not issubclass(v, tuple):
+        return False
+    fields = _fields(v)
+    return fields is not None and (_own_replace(v) is not None or _own_new(v, fields) is not None)
 
 
 def record_types(model: Any) -> list[type]:
