@@ -207,3 +207,34 @@ def test_trace_table_extend_equals_records() -> None:
     fps, parents, choices = (np.array([r[i] for r in rows[1:]]) for i in range(3))
     many.extend(fps.astype(np.uint64), parents, choices)
     assert (one.fps, one.parent, one.choice) == (many.fps, many.parent, many.choice)
+
+
+@pytest.mark.parametrize("batch", [1, 5, store.BATCH])
+def test_the_explorer_asks_the_store_a_batch_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """The explorer expands as many states per search as the store asks for
+    (FingerprintStore.batch), and the run's figures do not depend on how many."""
+    from pathlib import Path
+
+    from checker import Options, check_spec
+    from checker.authoring.loader import load_spec_class
+
+    asked: list[int] = []
+    add_groups = FingerprintSet.add_groups
+
+    def spy(self: FingerprintSet, groups: list[list[object]], pos: int) -> list[list[object]]:
+        asked.append(len(groups))
+        return add_groups(self, groups, pos)
+
+    monkeypatch.setattr(FingerprintSet, "add_groups", spy)
+    monkeypatch.setattr(store, "BATCH", batch)
+    monkeypatch.setattr(store, "NUMPY_BATCH", batch)
+    from bench.go_back_n_plain import explore
+
+    consts = {"Messages": "3", "Window": "2"}
+    spec = load_spec_class(str(Path(__file__).parent.parent / "bench" / "go_back_n.py"))
+    got = check_spec(spec(**consts), Options(deadlock=False))
+    # (the same model by hand, tuples in a set: the independent figures)
+    assert (got.stats.distinct, got.stats.generated) == explore(consts)
+    assert max(asked) == batch and len(asked) >= got.stats.distinct // batch

@@ -59,8 +59,6 @@ from checker.store.frontier import BreadthFirstQueue, DepthFirstStack
 
 #: Frontier states taken per chunk in breadth-first order.
 CHUNK = 1024
-#: States expanded before their successors are looked up together (see step()).
-BATCH = 128
 
 #: Expanded states as :meth:`LocalBackend._expand` returns them: per state (ordinal,
 #: handle, depth, its successors' actions, its candidates, its event or None).
@@ -316,14 +314,18 @@ class LocalBackend:
         # The chunk's new states, field by field (parent, choice, fp, action, depth):
         # recorded as arrays, not an object per state.
         cols: Columns = ([], [], [], [], [])
-        # Expand a batch of states first, so that one search in C tells which of
-        # their successors the compact fingerprint array already holds (the hottest
-        # test).
+        # Expand a batch of states first, so that one search tells which of their
+        # successors the compact fingerprint array already holds (the hottest test);
+        # as many as the store wants per search (see FingerprintStore.batch).
         taken = 0
+        per = self.store.batch
         while taken < take and out.event is None:
-            batch = self._expand(min(BATCH, take - taken))
+            batch = self._expand(min(per, take - taken))
             taken += len(batch)
             self._commit(batch, out, counts, cols)
+            # Freed now, not when the next batch is made: its successors die while
+            # still in the caches, and their memory serves the next batch's.
+            del batch
         self.peak = max(self.peak, len(self.frontier))
         parents, choices, fps, acts, depths = cols
         out.new = NewColumns(
