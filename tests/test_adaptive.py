@@ -18,7 +18,9 @@ from checker import run as check
 from checker.authoring.loader import load_spec_class
 from checker.fastpath.adaptive import (
     CONFIRM_AFTER,
+    EARLY,
     FIRST_TRIAL,
+    GIVE_UP,
     MARGIN,
     STEP,
     WINDOW,
@@ -123,6 +125,17 @@ def test_the_trial_compares_the_expansions_not_the_drift_of_the_run() -> None:
     assert exp.current is exp.plain and exp.switches == 1
 
 
+def test_a_clearly_cheaper_expansion_takes_over_without_waiting_for_full_windows() -> None:
+    """GIVE_UP times cheaper over EARLY states of each: the switch comes then; less
+    clearly cheaper, the trial goes on to its full windows."""
+    states = FIRST_TRIAL + 2 * EARLY
+    exp, _ = _run(fast_cost=1.0, plain_cost=1.0 / (GIVE_UP + 0.2), states=states)
+    assert exp.current is exp.plain and exp.switches == 1
+    assert exp.fast.expanded == FIRST_TRIAL + EARLY
+    exp, _ = _run(fast_cost=1.0, plain_cost=1.0 / (GIVE_UP - 0.2), states=states)
+    assert exp.switches == 0 and exp.phase == "trial"
+
+
 def test_a_close_call_keeps_the_expansion_in_use() -> None:
     """Cheaper by less than the margin (MARGIN): no switch."""
     exp, _ = _run(fast_cost=1.0, plain_cost=MARGIN + 0.03, states=PAST_TRIAL)
@@ -159,8 +172,10 @@ def test_a_run_past_several_trials_counts_the_same(
 
 
 class Blip(Stand):
-    """The fast stand-in, dear for one stretch only (a collection, a stretch spent
-    waiting for the CPU) that falls on the first trial's measured window."""
+    """The fast stand-in, dear for one stretch of the run only (a collection, a
+    stretch spent waiting for the CPU) that falls on the first trial's measured
+    window: the states numbered in ``dear`` (state n is the run's n-th expanded, the
+    queue being breadth-first), whichever expansion takes its turn there."""
 
     def __init__(self, clock: Clock, cost: float, dear: range) -> None:
         super().__init__(clock, cost, False)
@@ -168,7 +183,7 @@ class Blip(Stand):
 
     def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Any], None]:
         out = super().expand(ordinal, handle)
-        if self.expanded in self.dear:
+        if self.state(handle)[0] in self.dear:
             self.clock.now += 40 * self.cost
         return out
 
