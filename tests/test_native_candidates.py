@@ -5,7 +5,7 @@ constraint raises or gives a non-boolean, the Python loop runs again and names i
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from typing import Any, NamedTuple
 
 import pytest
@@ -303,3 +303,35 @@ def test_a_constraint_that_misbehaves_late_is_named(
         assert "constraint" in str(r.error) and says in str(r.error)
         assert r.trace is not None and r.trace.steps[-1].state.n == 350
     assert len(fast.trace.steps) == len(plain.trace.steps)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        [],
+        [(0, [])],
+        [(0, [0, 1, 1]), (1, [2, 2, 2, 0]), (5, [])],
+        [(3, [7] * 50), (4, list(range(40)))],
+        [(0, [4095, 0])],
+    ],
+)
+def test_a_chunks_successors_are_counted_per_family_as_the_counter_counts(
+    counts: list[tuple[int, list[int]]],
+) -> None:
+    """action_counts against Counter, the reference the explorer falls back to."""
+    if NATIVE is None:
+        pytest.skip("the C core is not built here (or MCHECK_PURE=1)")
+    every = [a for _, actions in counts for a in actions]
+    assert NATIVE.action_counts(counts) == (len(every), dict(Counter(every)))
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [[(0, [True])], [(0, [-1])], [(0, [1 << 70])], [(0, [4096])], [(0, (1, 2))], [[0, [1]]], (0,)],
+)
+def test_what_the_c_count_does_not_count_goes_back_to_the_counter(counts: object) -> None:
+    """A bool (a family is an int, and True is not 1 here), a negative or huge number,
+    anything not a list of (ordinal, list) pairs: None, and the explorer counts it."""
+    if NATIVE is None:
+        pytest.skip("the C core is not built here (or MCHECK_PURE=1)")
+    assert NATIVE.action_counts(counts) is None

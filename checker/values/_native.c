@@ -2525,6 +2525,68 @@ static PyObject *py_untrack(PyObject *self, PyObject *values) {
     Py_RETURN_NONE;
 }
 
+/* -- Successors generated per action family --------------------------------------- */
+
+PyDoc_STRVAR(action_counts_doc,
+"action_counts(counts) -> (total, {action: n}) | None\n\n"
+"Over counts, a list of (ordinal, actions) pairs (actions: the list of each\n"
+"successor's action family, small non-negative ints), the number of successors and\n"
+"how many each family generated (families with none left out), as the explorer's\n"
+"Counter over them gives; None for anything else (the caller counts in Python).");
+
+#define COUNT_FAMILIES 4096  /* families counted in an array; more: None */
+
+static PyObject *py_action_counts(PyObject *self, PyObject *counts) {
+    (void)self;
+    if (!PyList_Check(counts)) Py_RETURN_NONE;
+    Py_ssize_t *per = PyMem_Calloc(COUNT_FAMILIES, sizeof(Py_ssize_t));
+    if (per == NULL) return PyErr_NoMemory();
+    Py_ssize_t total = 0, top = -1;
+    int other = 0; /* something this loop does not count: the caller's Counter does */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(counts) && !other; i++) {
+        PyObject *pair = PyList_GET_ITEM(counts, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyList_Check(PyTuple_GET_ITEM(pair, 1))) {
+            other = 1;
+            break;
+        }
+        PyObject *actions = PyTuple_GET_ITEM(pair, 1);
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(actions); j++) {
+            PyObject *a = PyList_GET_ITEM(actions, j);
+            if (!PyLong_CheckExact(a)) { other = 1; break; }
+            Py_ssize_t ai = PyLong_AsSsize_t(a);
+            if (ai < 0 || ai >= COUNT_FAMILIES) {
+                PyErr_Clear();  /* (an overflow, if that was it) */
+                other = 1;
+                break;
+            }
+            per[ai]++;
+            if (ai > top) top = ai;
+        }
+        total += PyList_GET_SIZE(actions);
+    }
+    PyObject *out = NULL, *dict = NULL;
+    if (other) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    dict = PyDict_New();
+    if (dict == NULL) goto done;
+    for (Py_ssize_t ai = 0; ai <= top; ai++) {
+        if (per[ai] == 0) continue;
+        PyObject *k = PyLong_FromSsize_t(ai), *v = PyLong_FromSsize_t(per[ai]);
+        int bad = k == NULL || v == NULL || PyDict_SetItem(dict, k, v) < 0;
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+        if (bad) goto done;
+    }
+    out = Py_BuildValue("(nO)", total, dict);
+done:
+    Py_XDECREF(dict);
+    PyMem_Free(per);
+    return out;
+}
+
 /* -- A record's _replace and __new__ in C ---------------------------------------------
  *
  * collections.namedtuple writes both in Python.  ``_replace`` builds a keyword dict,
@@ -2749,6 +2811,7 @@ static PyMethodDef methods[] = {
     {"record_method", (PyCFunction)(void (*)(void))py_record_method, METH_FASTCALL,
      record_method_doc},
     {"untrack", py_untrack, METH_O, untrack_doc},
+    {"action_counts", py_action_counts, METH_O, action_counts_doc},
     {"tuple_view", py_tuple_view, METH_O, tuple_view_doc},
     {"sort_key", py_sort_key, METH_O, sort_key_doc},
     {"key_setup", py_key_setup, METH_VARARGS, key_setup_doc},
