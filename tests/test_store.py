@@ -4,11 +4,16 @@ one (FingerprintSet) and the one that numbers states for a recorded graph
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import checker.store.fingerprints as store
+from bench.go_back_n_plain import explore
+from checker import Options, check_spec
+from checker.authoring.loader import load_spec_class
 from checker.store.fingerprints import FingerprintSet, FingerprintStore, OrdinalStore
 
 FP = st.integers(min_value=0, max_value=(1 << 64) - 1)
@@ -215,11 +220,6 @@ def test_the_explorer_asks_the_store_a_batch_at_a_time(
 ) -> None:
     """The explorer expands as many states per search as the store asks for
     (FingerprintStore.batch), and the run's figures do not depend on how many."""
-    from pathlib import Path
-
-    from checker import Options, check_spec
-    from checker.authoring.loader import load_spec_class
-
     asked: list[int] = []
     add_groups = FingerprintSet.add_groups
 
@@ -230,8 +230,6 @@ def test_the_explorer_asks_the_store_a_batch_at_a_time(
     monkeypatch.setattr(FingerprintSet, "add_groups", spy)
     monkeypatch.setattr(store, "BATCH", batch)
     monkeypatch.setattr(store, "NUMPY_BATCH", batch)
-    from bench.go_back_n_plain import explore
-
     consts = {"Messages": "3", "Window": "2"}
     spec = load_spec_class(str(Path(__file__).parent.parent / "bench" / "go_back_n.py"))
     got = check_spec(spec(**consts), Options(deadlock=False))
