@@ -16,6 +16,8 @@ from checker.base.errors import SpecError
 from checker.explore.expansion import MUTATION_CHECKS, Expansion
 from checker.explore.result import Verdict
 from checker.model import CompiledSpec
+from checker.store import fingerprints
+from checker.store.fingerprints import FingerprintSet
 from checker.values.native import NATIVE
 from checker.values.strict import strict_equal
 
@@ -335,3 +337,39 @@ def test_what_the_c_count_does_not_count_goes_back_to_the_counter(counts: object
     if NATIVE is None:
         pytest.skip("the C core is not built here (or MCHECK_PURE=1)")
     assert NATIVE.action_counts(counts) is None
+
+
+@pytest.mark.parametrize(("spec", "consts"), MODELS, ids=[m[0] for m in MODELS])
+def test_the_screened_c_loop_leaves_out_exactly_the_known_successors(
+    monkeypatch: pytest.MonkeyPatch, spec: str, consts: dict[str, str]
+) -> None:
+    """With the visited set's view (Expansion.screen), the C loop's candidates are the
+    unscreened ones less those whose fingerprint the set holds (in its sorted array
+    or its recent set), in order, with the same fields; the actions are all there."""
+    monkeypatch.setattr(fingerprints, "RECENT_MIN", 8)  # merges along the way
+    model = CompiledSpec(load_spec_class(spec)(**consts), symmetry=False)
+    exp = Expansion(model, [{}], False)
+    exp.expanded = MUTATION_CHECKS
+    visited = FingerprintSet()
+    left_out = kept = 0
+    for n, h in enumerate(_states(exp, 600)):
+        exp.screen(None)
+        actions, whole, ev = exp.expand(0, h)
+        exp.screen(visited.view())
+        got = exp.expand(0, h)
+        assert got[0] == actions and got[2] is None and ev is None
+        want = [c for c in whole if c[4] is None or c[4] not in visited]
+        assert [c[0] for c in got[1]] == [c[0] for c in want]
+        for a, b in zip(got[1], want, strict=True):
+            assert a[:3] == b[:3] and a[4] == b[4]
+            assert (a[3] is None) == (b[3] is None)
+            if a[3] is not None:
+                assert strict_equal(a[3][0], b[3][0]) and a[3][2] == b[3][2]
+        left_out += len(whole) - len(want)
+        kept += sum(1 for c in want if c[4] is not None)
+        # Every other state's inside successors become known, a few at a time.
+        if n % 2:
+            visited.add_batch([c[4] for c in whole if c[4] is not None])
+    least = 10 if spec == "die_hard" else 100  # (16 states in all)
+    assert left_out > least and kept > least  # both sides served
+    assert len(visited.frozen) > 0 and len(visited.recent) > 0

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import checker.explore.expansion as expansion
 import checker.store.fingerprints as store
 from bench.go_back_n_plain import explore
 from checker import Options, check_spec
@@ -236,3 +237,45 @@ def test_the_explorer_asks_the_store_a_batch_at_a_time(
     # (the same model by hand, tuples in a set: the independent figures)
     assert (got.stats.distinct, got.stats.generated) == explore(consts)
     assert max(asked) == batch and len(asked) >= got.stats.distinct // batch
+
+
+def test_the_explorer_hands_the_store_only_successors_it_does_not_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the store's view (Expansion.screen), a known successor never reaches the
+    store: every candidate it is asked about is new to it or a duplicate within the
+    batch, far fewer than the successors, and the run's figures are the hand-made
+    twin's.  Without the view, most candidates are known ones (the test is not idle)."""
+    consts = {"Messages": "3", "Window": "2"}
+    spec = load_spec_class(str(Path(__file__).parent.parent / "bench" / "go_back_n.py"))
+    add_groups = FingerprintSet.add_groups
+    # (the first expansions run the Python loop, which checks the actions for
+    # mutation: from the first one on the C loop runs here)
+    monkeypatch.setattr(expansion, "MUTATION_CHECKS", 0)
+
+    def run() -> tuple[int, int, int]:
+        asked = held = 0
+
+        def spy(self: FingerprintSet, groups: list[list[object]], pos: int) -> list[list[object]]:
+            nonlocal asked, held
+            self.settle()  # (what add_groups does first: the same answers after it)
+            fps = [item[pos] for g in groups for item in g if item[pos] is not None]  # type: ignore[index]
+            asked += len(fps)
+            held += sum(1 for fp in fps if fp in self)
+            return add_groups(self, groups, pos)
+
+        with monkeypatch.context() as m:
+            m.setattr(FingerprintSet, "add_groups", spy)
+            got = check_spec(spec(**consts), Options(deadlock=False, cache=False))
+        assert (got.stats.distinct, got.stats.generated) == explore(consts)
+        return asked, held, got.stats.generated
+
+    asked, held, generated = run()
+    if store.NATIVE is None:  # (the numpy path has no view: nothing is left out)
+        assert FingerprintSet().view() is None
+        return
+    assert held == 0
+    assert asked < generated / 3
+    monkeypatch.setattr(FingerprintSet, "view", lambda self: None)
+    asked_all, held_all, _ = run()
+    assert held_all > asked_all / 2

@@ -320,7 +320,12 @@ class LocalBackend:
         # as many as the store wants per search (see FingerprintStore.batch).
         taken = 0
         per = self.store.batch
+        # Successors the store holds need no candidate (Expansion.screen), except in
+        # a graph run: an edge to a known state is recorded too.
+        screen = self.exp.screen if self.graph is None else None
         while taken < take and out.event is None:
+            if screen is not None:
+                screen(self.store.view())
             batch = self._expand(min(per, take - taken))
             taken += len(batch)
             self._commit(batch, out, counts, cols)

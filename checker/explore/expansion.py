@@ -128,6 +128,8 @@ class ExpansionLike(Protocol):
 
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings: ...
 
+    def screen(self, visited: Any) -> None: ...
+
 
 class Expansion:
     """The per-state work every backend shares: successors, the constraint,
@@ -175,6 +177,18 @@ class Expansion:
             and self.step_check is None
         ):
             self.candidates_in_c = NATIVE.child_candidates
+        # The visited set as the store lends it for the next states' expansion (see
+        # screen), or None.
+        self.visited: Any = None
+
+    def screen(self, visited: Any) -> None:
+        """Successors ``visited`` holds (an image of the visited set from
+        :meth:`checker.store.fingerprints.FingerprintStore.view`, None for none) may
+        be left out of the candidates of the states expanded next: the caller would
+        find them known and drop them.  Sound whenever the store only grows between
+        this call and its search: a state held now is held then.  Nine successors in
+        ten are known; where the C loop runs, a known one costs no object."""
+        self.visited = visited
 
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
         """The settings a worker's expansion should use to agree with this one."""
@@ -277,7 +291,8 @@ class Expansion:
         """Successors of one state: (action of each successor, candidates, event).
 
         A candidate is ``(k, action, params, handle, fp)``, with handle and fp None for
-        a state outside the constraint.  States outside the constraint are checked
+        a state outside the constraint; a successor the visited set holds may have
+        none (see :meth:`screen`).  States outside the constraint are checked
         against the invariants here (every time they are generated, as TLC does), and
         every step against the action properties (after the step's candidate, so a
         new state's own invariant violation, found when it is stored, comes first as
@@ -357,7 +372,7 @@ class Expansion:
         assert self.candidates_in_c is not None
         try:
             made = self.candidates_in_c(
-                succ, vals, vfps, self.fpr.calc.update, within, self.c_getter
+                succ, vals, vfps, self.fpr.calc.update, within, self.c_getter, self.visited
             )
         except Exception:
             # A bad value, or the constraint's own error: the Python loop raises it
@@ -369,7 +384,9 @@ class Expansion:
         for k in outside:
             ev = self._check_state((ordinal, k), succ[k][2], False)
             if ev is not None:
-                return actions, cands[: k + 1], ev
+                # The list ends at successor k (known ones have no candidate, so
+                # the candidates are not indexed by k).
+                return actions, [c for c in cands if c[0] <= k], ev
         return actions, cands, None
 
     def _check_not_mutated(

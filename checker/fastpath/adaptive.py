@@ -153,7 +153,9 @@ class MeasuredExpansion:
             t0 = clock()
             out = current.expand(ordinal, handle)
             self.spent += clock() - t0
-            self.generated += len(out[1])
+            # (Per successor generated, its action: the plain expansion gives no
+            # candidate for a successor already known, see screen.)
+            self.generated += len(out[0])
         else:
             out = current.expand(ordinal, handle)
         self.expanded += 1
@@ -193,6 +195,12 @@ class MeasuredExpansion:
     def fingerprint_of(self, state: Any) -> int:
         """A state's fingerprint (the same by either expansion)."""
         return self.current.fingerprint_of(state)  # type: ignore[no-any-return]
+
+    def screen(self, visited: Any) -> None:
+        """Both expansions may leave out successors ``visited`` holds (see
+        :meth:`checker.explore.expansion.Expansion.screen`)."""
+        self.fast.screen(visited)
+        self.plain.screen(visited)
 
     # -- the measurement -------------------------------------------------------------
     def _cost(self) -> float:

@@ -254,6 +254,10 @@ class FastExpansion:
         theirs = {(type(k), k): k for k in value}
         return all(strict_equal(k, theirs.get((type(k), k), _ABSENT)) for k in keys)
 
+    def screen(self, visited: Any) -> None:
+        """Kept for the interface: the fast engine builds every candidate (its loop is
+        Python, where a membership test per successor would cost what it saves)."""
+
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
         """``settings`` with this expansion's layout, for the workers (and restarts)
         to use the same slots without a pilot of their own."""

@@ -129,6 +129,12 @@ class FingerprintStore(Protocol):
         order)."""
         ...
 
+    def view(self) -> Any:
+        """An image of the visited set that the C expansion reads to leave out
+        successors already held (see ``Expansion.screen``), valid until the next
+        add; None where the store has none."""
+        ...
+
     def contains(self, batch: np.ndarray) -> np.ndarray:
         """For a uint64 array of fingerprints, a bool array: which are in the store."""
         ...
@@ -262,6 +268,17 @@ class FingerprintSet:
         self.frozen = np.unique(np.asarray(fps, dtype=np.uint64))
         self.recent = set()
 
+    def view(self) -> Any:
+        """See :meth:`FingerprintStore.view`: (sorted array, its block summary, the
+        block size, the recent set), merged first if it is time, as
+        ``visited_add_groups`` reads them; None on the numpy path.  Only ever a
+        subset of the set later on: a merge moves fingerprints from a set that is
+        then dropped into a new array, and nothing is ever removed."""
+        if self._native is None:
+            return None
+        self.settle()
+        return (self._frozen, self._summary, BLOCK, self.recent)
+
     def known(self, fps: list[int]) -> list[bool]:
         """For each fingerprint, whether the sorted array holds it (one C search for
         the whole batch); the caller tests the others against :attr:`recent`."""
@@ -332,6 +349,10 @@ class OrdinalStore:
         """See :meth:`FingerprintStore.add_groups`; the new ones take the next
         ordinals, in order."""
         return _select_new(self.add_batch, groups, pos)
+
+    def view(self) -> Any:
+        """None: a graph run needs every edge, known successors too."""
+        return None
 
     def load(self, fps: np.ndarray) -> None:
         """Hold exactly these fingerprints, numbered in their order."""

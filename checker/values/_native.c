@@ -1215,77 +1215,122 @@ static PyObject *py_tuple_view(PyObject *self, PyObject *seq) {
     return as_tuple(seq);
 }
 
-/* The loop of child_terms over three tuples of one length: a new tuple of the
-   successor's terms, their sum in *total; NULL on an error. */
-static PyObject *child_terms_core(ParentMemo *m, PyObject *vals, PyObject *pvals,
-                                  PyObject *pterms, PyObject *update, u64 *total_out) {
+/* The loop of child_terms over three tuples of one length, as numbers: each
+   variable's term in hs[i] (same[i] set where it is the parent's, unchanged), their
+   sum in *total; -1 on an error.  Nothing is built: a successor the visited set
+   already holds needs no term objects (see child_candidates). */
+static int child_terms_raw(ParentMemo *m, PyObject *vals, PyObject *pvals, PyObject *pterms,
+                           PyObject *update, u64 *hs, unsigned char *same, u64 *total_out) {
     Py_ssize_t n = PyTuple_GET_SIZE(vals);
     if (PyTuple_GET_SIZE(pvals) != n || PyTuple_GET_SIZE(pterms) != n) {
         PyErr_SetString(PyExc_ValueError, "child_terms: the sequences differ in length");
-        return NULL;
+        return -1;
     }
     if (m->npterms < 0 && n <= MEMO_PTERMS) {
         for (Py_ssize_t i = 0; i < n; i++)
-            if (u64_arg(PyTuple_GET_ITEM(pterms, i), &m->pterms[i])) return NULL;
+            if (u64_arg(PyTuple_GET_ITEM(pterms, i), &m->pterms[i])) return -1;
         m->npterms = n;
     }
     const u64 *ptc = m->npterms == n ? m->pterms : NULL;
-    PyObject *terms = PyTuple_New(n);
-    if (terms == NULL) return NULL;
     u64 total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyTuple_GET_ITEM(vals, i), *pv = PyTuple_GET_ITEM(pvals, i);
-        PyObject *pt = PyTuple_GET_ITEM(pterms, i);
-        PyObject *term = NULL;
         u64 h, pth;
-        int known = 0;  /* h is the term already */
         if (ptc != NULL) pth = ptc[i];
-        else if (u64_arg(pt, &pth)) goto fail;
+        else if (u64_arg(PyTuple_GET_ITEM(pterms, i), &pth)) return -1;
+        same[i] = v == pv;
         if (v == pv) {
-            term = Py_NewRef(pt);
             h = pth;
-            known = 1;
         } else {
             TypeInfo ti; /* (the builtin kinds by pointer, before any lookup) */
-            if (type_info(Py_TYPE(v), &ti)) goto fail;
+            if (type_info(Py_TYPE(v), &ti)) return -1;
             int kind = ti.kind;
             if (!collection_kind(kind)) {
-                if (fp(v, NULL, &h)) goto fail;
+                if (fp(v, NULL, &h)) return -1;
                 h = mix_pos(h, (u64)i);
-                term = PyLong_FromUnsignedLongLong(h);
-                known = 1;
             } else {
                 int r = 0;
                 h = pth;
                 if (kind == K_MAP || kind == K_PMAP) {
                     r = map_update_c(m, (u64)i, v, pv, &h);
-                    if (r < 0) goto fail;
+                    if (r < 0) return -1;
                 } else if (kind == K_FROZENSET) {
                     r = set_update_c(m, (u64)i, v, pv, &h);
-                    if (r < 0) goto fail;
+                    if (r < 0) return -1;
                 }
-                if (r == 1) {
-                    term = PyLong_FromUnsignedLongLong(h);
-                    known = 1;
-                } else {
+                if (r != 1) {
                     PyObject *pos = PyLong_FromSsize_t(i);
-                    if (pos == NULL) goto fail;
-                    PyObject *cargs[4] = {pos, v, pv, pt};
-                    term = PyObject_Vectorcall(update, cargs, 4, NULL);
+                    if (pos == NULL) return -1;
+                    PyObject *cargs[4] = {pos, v, pv, PyTuple_GET_ITEM(pterms, i)};
+                    PyObject *term = PyObject_Vectorcall(update, cargs, 4, NULL);
                     Py_DECREF(pos);
+                    if (term == NULL) return -1;
+                    int bad = u64_arg(term, &h);
+                    Py_DECREF(term);
+                    if (bad) return -1;
                 }
             }
-            if (term == NULL) goto fail;
         }
-        PyTuple_SET_ITEM(terms, i, term);
-        if (!known && u64_arg(term, &h)) goto fail;
+        hs[i] = h;
         total += h;
     }
     *total_out = total;
+    return 0;
+}
+
+/* The tuple of a successor's terms from child_terms_raw's numbers: the parent's own
+   term object where the variable is unchanged (shared, as the parent's handle holds
+   it), a new int otherwise (a term taken mod 2^64: the fingerprint is their sum mod
+   2^64, and a child's terms are read mod 2^64 again). */
+static PyObject *terms_tuple(Py_ssize_t n, const u64 *hs, const unsigned char *same,
+                             PyObject *pterms) {
+    PyObject *terms = PyTuple_New(n);
+    if (terms == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *term = same[i] ? Py_NewRef(PyTuple_GET_ITEM(pterms, i))
+                                 : PyLong_FromUnsignedLongLong(hs[i]);
+        if (term == NULL) { Py_DECREF(terms); return NULL; }
+        PyTuple_SET_ITEM(terms, i, term);
+    }
     return terms;
-fail:
-    Py_DECREF(terms);
-    return NULL;
+}
+
+/* Room for one successor's terms: on the stack for most states, else the heap. */
+#define TERMS_ON_STACK 64
+typedef struct {
+    u64 hs_stack[TERMS_ON_STACK];
+    unsigned char same_stack[TERMS_ON_STACK];
+    u64 *hs;
+    unsigned char *same;
+    Py_ssize_t cap;
+} TermsBuf;
+
+static int termsbuf_fit(TermsBuf *b, Py_ssize_t n) {
+    if (b->hs == NULL) { b->hs = b->hs_stack; b->same = b->same_stack; b->cap = TERMS_ON_STACK; }
+    if (n <= b->cap) return 0;
+    u64 *hs = PyMem_Malloc((size_t)n * sizeof(u64));
+    unsigned char *same = PyMem_Malloc((size_t)n);
+    if (hs == NULL || same == NULL) { PyMem_Free(hs); PyMem_Free(same); PyErr_NoMemory(); return -1; }
+    if (b->hs != b->hs_stack) { PyMem_Free(b->hs); PyMem_Free(b->same); }
+    b->hs = hs; b->same = same; b->cap = n;
+    return 0;
+}
+
+static void termsbuf_free(TermsBuf *b) {
+    if (b->hs != NULL && b->hs != b->hs_stack) { PyMem_Free(b->hs); PyMem_Free(b->same); }
+}
+
+/* child_terms_raw then terms_tuple: a new tuple of the successor's terms, their sum
+   in *total; NULL on an error. */
+static PyObject *child_terms_core(ParentMemo *m, PyObject *vals, PyObject *pvals,
+                                  PyObject *pterms, PyObject *update, u64 *total_out) {
+    TermsBuf b = {.hs = NULL};
+    PyObject *terms = NULL;
+    if (termsbuf_fit(&b, PyTuple_GET_SIZE(vals)) == 0
+        && child_terms_raw(m, vals, pvals, pterms, update, b.hs, b.same, total_out) == 0)
+        terms = terms_tuple(PyTuple_GET_SIZE(vals), b.hs, b.same, pterms);
+    termsbuf_free(&b);
+    return terms;
 }
 
 static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1313,103 +1358,6 @@ static PyObject *py_child_terms(PyObject *self, PyObject *const *args, Py_ssize_
         }
     }
     Py_XDECREF(vals); Py_XDECREF(pvals); Py_XDECREF(pterms);
-    return res;
-}
-
-PyDoc_STRVAR(child_candidates_doc,
-"child_candidates(succ, pvals, pterms, update, within=None, getter=None)\n"
-"    -> (actions, candidates, outside)\n\n"
-"Expansion.expand's loop without action properties: for each successor (action,\n"
-"params, state) of succ at index k, the candidate (k, action, params, (state, vals,\n"
-"terms), fingerprint), vals the state's variables (the state itself where it is\n"
-"their tuple, a NamedTuple; else getter(state), which must give a tuple: a frozen\n"
-"dataclass's fields), the terms and fingerprint as child_terms gives them from the\n"
-"parent's values and terms; and the list of the successors' actions.  With within\n"
-"(the state constraint, a predicate), a successor it does not hold for gets the candidate\n"
-"(k, action, params, None, None) and its k goes to outside, in order, for the caller\n"
-"to check its invariants.  None (nothing built) when within returns a non-boolean;\n"
-"an exception raised by within propagates.");
-
-static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs < 4 || nargs > 6 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "child_candidates(succ: list, pvals, pterms, update, "
-                                         "within=None, getter=None)");
-        return NULL;
-    }
-    if (!ready()) return NULL;
-    PyObject *succ = args[0], *update = args[3];
-    PyObject *within = (nargs >= 5 && args[4] != Py_None) ? args[4] : NULL;
-    /* A state that is not its own tuple of variables (a frozen dataclass): the model's
-     * getter gives them, called here without a Python frame of ours around it. */
-    PyObject *getter = (nargs == 6 && args[5] != Py_None) ? args[5] : NULL;
-    PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
-    PyObject *outside = NULL, *res = NULL;
-    /* The parent's side of every successor's comparison, fingerprinted once: pvals
-     * holds the parent's values for the whole call. */
-    ParentMemo *memo = NULL;
-    if (pvals) pterms = as_tuple(args[2]);
-    if (pterms == NULL || (memo = memo_new()) == NULL) goto done;
-    Py_ssize_t m = PyList_GET_SIZE(succ);
-    actions = PyList_New(m);
-    cands = actions ? PyList_New(m) : NULL;
-    outside = cands ? PyList_New(0) : NULL;
-    if (outside == NULL) goto done;
-    for (Py_ssize_t k = 0; k < m; k++) {
-        PyObject *item = PyList_GET_ITEM(succ, k);
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
-            PyErr_SetString(PyExc_TypeError, "child_candidates: a successor is not a triple");
-            goto done;
-        }
-        PyObject *ai = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
-        PyObject *t = PyTuple_GET_ITEM(item, 2);
-        PyList_SET_ITEM(actions, k, Py_NewRef(ai));
-        if (within != NULL) {
-            PyObject *in = PyObject_CallOneArg(within, t);
-            if (in == NULL) goto done;
-            int inside = in == Py_True, boolean = inside || in == Py_False;
-            Py_DECREF(in);
-            if (!inside) {
-                if (!boolean) {  /* not a boolean: the caller's loop says so, naming it */
-                    res = Py_NewRef(Py_None);
-                    goto done;
-                }
-                PyObject *kobj = PyLong_FromSsize_t(k);
-                PyObject *cand = kobj ? PyTuple_Pack(5, kobj, ai, params, Py_None, Py_None) : NULL;
-                int bad = cand == NULL || PyList_Append(outside, kobj) < 0;
-                Py_XDECREF(kobj);
-                if (bad) { Py_XDECREF(cand); goto done; }
-                PyList_SET_ITEM(cands, k, cand);
-                continue;
-            }
-        }
-        PyObject *tvals = getter ? PyObject_CallOneArg(getter, t) : as_tuple(t);
-        if (tvals == NULL) goto done;
-        if (!PyTuple_Check(tvals)) {
-            Py_DECREF(tvals);
-            PyErr_SetString(PyExc_TypeError, "child_candidates: getter gave no tuple");
-            goto done;
-        }
-        u64 total;
-        PyObject *terms = child_terms_core(memo, tvals, pvals, pterms, update, &total);
-        if (terms == NULL) { Py_DECREF(tvals); goto done; }
-        /* The handle holds the state and its values, as the Python loop's does (a
-         * NamedTuple as its own values). */
-        PyObject *handle = PyTuple_Pack(3, t, getter ? tvals : t, terms);
-        Py_DECREF(tvals);
-        Py_DECREF(terms);
-        if (handle == NULL) goto done;
-        PyObject *kobj = PyLong_FromSsize_t(k), *fpobj = PyLong_FromUnsignedLongLong(total);
-        PyObject *cand = (kobj && fpobj) ? PyTuple_Pack(5, kobj, ai, params, handle, fpobj) : NULL;
-        Py_XDECREF(kobj); Py_XDECREF(fpobj); Py_DECREF(handle);
-        if (cand == NULL) goto done;
-        PyList_SET_ITEM(cands, k, cand);
-    }
-    res = PyTuple_Pack(3, actions, cands, outside);
-done:
-    memo_del(memo);
-    Py_XDECREF(pvals); Py_XDECREF(pterms); Py_XDECREF(actions); Py_XDECREF(cands);
-    Py_XDECREF(outside);
     return res;
 }
 
@@ -2150,28 +2098,31 @@ static inline int fingerprint_arg(PyObject *obj, u64 *out) {
     return (*out == (u64)-1 && PyErr_Occurred()) ? -1 : 0;
 }
 
+/* Whether the sorted array holds x: the summary's search picks the one block that
+   can hold it. */
+static int frozen_holds(const Visited *v, u64 x) {
+    if (v->n <= 0) return 0;
+    Py_ssize_t lo = 0, hi = v->n;
+    if (v->nb > 0) {
+        /* The last block whose first fingerprint is not above x (the last
+           block's range runs on through the partial tail). */
+        Py_ssize_t a = 0, b = v->nb;
+        while (a < b) {
+            Py_ssize_t mid = a + (b - a) / 2;
+            if (v->summary[mid] <= x) a = mid + 1;
+            else b = mid;
+        }
+        if (a == 0) return 0; /* below the first fingerprint */
+        lo = (a - 1) * v->block;
+        hi = (a == v->nb) ? v->n : lo + v->block;
+    }
+    return sorted_holds(v->frozen, lo, hi, x);
+}
+
 static int visited_add(Visited *v, PyObject *obj) {
     u64 x;
     if (fingerprint_arg(obj, &x)) return -1;
-    if (v->n > 0) {
-        Py_ssize_t lo = 0, hi = v->n;
-        if (v->nb > 0) {
-            /* The last block whose first fingerprint is not above x (the last
-               block's range runs on through the partial tail). */
-            Py_ssize_t a = 0, b = v->nb;
-            while (a < b) {
-                Py_ssize_t mid = a + (b - a) / 2;
-                if (v->summary[mid] <= x) a = mid + 1;
-                else b = mid;
-            }
-            if (a == 0) { lo = hi = 0; } /* below the first fingerprint */
-            else {
-                lo = (a - 1) * v->block;
-                hi = (a == v->nb) ? v->n : lo + v->block;
-            }
-        }
-        if (sorted_holds(v->frozen, lo, hi, x)) return 0;
-    }
+    if (frozen_holds(v, x)) return 0;
     int r = PySet_Contains(v->recent, obj);
     if (r != 0) return r < 0 ? -1 : 0;
     return PySet_Add(v->recent, obj) < 0 ? -1 : 1;
@@ -2251,6 +2202,150 @@ static PyObject *py_visited_add_groups(PyObject *self, PyObject *const *args, Py
     }
     visited_close(&v);
     return out;
+}
+
+PyDoc_STRVAR(child_candidates_doc,
+"child_candidates(succ, pvals, pterms, update, within=None, getter=None, visited=None)\n"
+"    -> (actions, candidates, outside)\n\n"
+"Expansion.expand's loop without action properties: for each successor (action,\n"
+"params, state) of succ at index k, the candidate (k, action, params, (state, vals,\n"
+"terms), fingerprint), vals the state's variables (the state itself where it is\n"
+"their tuple, a NamedTuple; else getter(state), which must give a tuple: a frozen\n"
+"dataclass's fields), the terms and fingerprint as child_terms gives them from the\n"
+"parent's values and terms; and the list of the successors' actions.  With within\n"
+"(the state constraint, a predicate), a successor it does not hold for gets the candidate\n"
+"(k, action, params, None, None) and its k goes to outside, in order, for the caller\n"
+"to check its invariants.  With visited, the tuple (frozen, summary, block, recent)\n"
+"of visited_add_groups, a successor inside the constraint whose fingerprint the\n"
+"visited set already holds gets no candidate (nothing is built for it; the set is\n"
+"only read).  None (nothing built) when within returns a non-boolean; an exception\n"
+"raised by within propagates.");
+
+static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs < 4 || nargs > 7 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "child_candidates(succ: list, pvals, pterms, update, "
+                                         "within=None, getter=None, visited=None)");
+        return NULL;
+    }
+    if (!ready()) return NULL;
+    PyObject *succ = args[0], *update = args[3];
+    PyObject *within = (nargs >= 5 && args[4] != Py_None) ? args[4] : NULL;
+    /* A state that is not its own tuple of variables (a frozen dataclass): the model's
+     * getter gives them, called here without a Python frame of ours around it. */
+    PyObject *getter = (nargs >= 6 && args[5] != Py_None) ? args[5] : NULL;
+    /* The visited set, read only: nine successors in ten are known already, and a
+     * known one needs no terms tuple, handle, candidate or int (Go-Back-N spent 9% of
+     * its run freeing them).  Sound whatever the caller does next: the set only grows,
+     * so a successor held now is held when the store is asked about the rest. */
+    Visited vis;
+    int screen = 0;
+    if (nargs == 7 && args[6] != Py_None) {
+        PyObject *view = args[6];
+        if (!PyTuple_Check(view) || PyTuple_GET_SIZE(view) != 4) {
+            PyErr_SetString(PyExc_TypeError,
+                            "child_candidates: visited is (frozen, summary, block, recent)");
+            return NULL;
+        }
+        if (visited_open(&vis, PyTuple_GET_ITEM(view, 0), PyTuple_GET_ITEM(view, 1),
+                         PyTuple_GET_ITEM(view, 2), PyTuple_GET_ITEM(view, 3)))
+            return NULL;
+        screen = 1;
+    }
+    PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
+    PyObject *outside = NULL, *res = NULL;
+    TermsBuf tb = {.hs = NULL};
+    /* The parent's side of every successor's comparison, fingerprinted once: pvals
+     * holds the parent's values for the whole call. */
+    ParentMemo *memo = NULL;
+    if (pvals) pterms = as_tuple(args[2]);
+    if (pterms == NULL || (memo = memo_new()) == NULL) goto done;
+    if (termsbuf_fit(&tb, PyTuple_GET_SIZE(pterms))) goto done;
+    Py_ssize_t m = PyList_GET_SIZE(succ);
+    actions = PyList_New(m);
+    cands = actions ? PyList_New(0) : NULL;
+    outside = cands ? PyList_New(0) : NULL;
+    if (outside == NULL) goto done;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *item = PyList_GET_ITEM(succ, k);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
+            PyErr_SetString(PyExc_TypeError, "child_candidates: a successor is not a triple");
+            goto done;
+        }
+        PyObject *ai = PyTuple_GET_ITEM(item, 0), *params = PyTuple_GET_ITEM(item, 1);
+        PyObject *t = PyTuple_GET_ITEM(item, 2);
+        PyList_SET_ITEM(actions, k, Py_NewRef(ai));
+        if (within != NULL) {
+            PyObject *in = PyObject_CallOneArg(within, t);
+            if (in == NULL) goto done;
+            int inside = in == Py_True, boolean = inside || in == Py_False;
+            Py_DECREF(in);
+            if (!inside) {
+                if (!boolean) {  /* not a boolean: the caller's loop says so, naming it */
+                    res = Py_NewRef(Py_None);
+                    goto done;
+                }
+                PyObject *kobj = PyLong_FromSsize_t(k);
+                PyObject *cand = kobj ? PyTuple_Pack(5, kobj, ai, params, Py_None, Py_None) : NULL;
+                int bad = cand == NULL || PyList_Append(outside, kobj) < 0
+                          || PyList_Append(cands, cand) < 0;
+                Py_XDECREF(kobj);
+                Py_XDECREF(cand);
+                if (bad) goto done;
+                continue;
+            }
+        }
+        PyObject *tvals = getter ? PyObject_CallOneArg(getter, t) : as_tuple(t);
+        if (tvals == NULL) goto done;
+        if (!PyTuple_Check(tvals)) {
+            Py_DECREF(tvals);
+            PyErr_SetString(PyExc_TypeError, "child_candidates: getter gave no tuple");
+            goto done;
+        }
+        u64 total;
+        if (child_terms_raw(memo, tvals, pvals, pterms, update, tb.hs, tb.same, &total)) {
+            Py_DECREF(tvals);
+            goto done;
+        }
+        PyObject *fpobj = NULL;
+        if (screen) {
+            int held = frozen_holds(&vis, total);
+            if (!held) {
+                fpobj = PyLong_FromUnsignedLongLong(total);
+                held = fpobj == NULL ? -1 : PySet_Contains(vis.recent, fpobj);
+            }
+            if (held != 0) {
+                Py_DECREF(tvals);
+                Py_XDECREF(fpobj);
+                if (held < 0) goto done;
+                continue;  /* known: no candidate */
+            }
+        }
+        PyObject *terms = terms_tuple(PyTuple_GET_SIZE(tvals), tb.hs, tb.same, pterms);
+        if (terms == NULL) { Py_DECREF(tvals); Py_XDECREF(fpobj); goto done; }
+        /* The handle holds the state and its values, as the Python loop's does (a
+         * NamedTuple as its own values). */
+        PyObject *handle = PyTuple_Pack(3, t, getter ? tvals : t, terms);
+        Py_DECREF(tvals);
+        Py_DECREF(terms);
+        if (handle == NULL) { Py_XDECREF(fpobj); goto done; }
+        PyObject *kobj = PyLong_FromSsize_t(k);
+        if (fpobj == NULL) fpobj = PyLong_FromUnsignedLongLong(total);
+        PyObject *cand = (kobj && fpobj) ? PyTuple_Pack(5, kobj, ai, params, handle, fpobj) : NULL;
+        Py_XDECREF(kobj); Py_XDECREF(fpobj); Py_DECREF(handle);
+        if (cand == NULL) goto done;
+        int bad = PyList_Append(cands, cand) < 0;
+        Py_DECREF(cand);
+        if (bad) goto done;
+    }
+    res = PyTuple_Pack(3, actions, cands, outside);
+done:
+    memo_del(memo);
+    termsbuf_free(&tb);
+    if (screen) visited_close(&vis);
+    Py_XDECREF(pvals); Py_XDECREF(pterms); Py_XDECREF(actions); Py_XDECREF(cands);
+    Py_XDECREF(outside);
+    return res;
 }
 
 /* ---- sort keys (fingerprint.sort_key: the text of the canonical encoding) ------- */
