@@ -25,3 +25,13 @@ def _own_checkpoint_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         os.environ.pop("XDG_CONFIG_HOME", None)
     else:
         os.environ["XDG_CONFIG_HOME"] = saved
+
+
+@pytest.fixture
+def fast_engine_from_the_first_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast engine alone, from a run's first state.  The default engine starts on
+    the plain expansion and makes the fast engine from the run's first 3,000 stored
+    states (checker.fastpath.adaptive.Later); tests of the fast engine on smaller
+    specs ask for it by name (the handoffs between the two are tested by the
+    "alternate" policy and by make soundness)."""
+    monkeypatch.setenv("MCHECK_ENGINE_SWITCH", "fast")

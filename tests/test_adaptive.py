@@ -16,6 +16,7 @@ import pytest
 from checker import CompiledSpec, ConfigError, Options
 from checker import run as check
 from checker.authoring.loader import load_spec_class
+from checker.explore.expansion import ExpansionSettings
 from checker.fastpath.adaptive import (
     CONFIRM_AFTER,
     EARLY,
@@ -24,6 +25,7 @@ from checker.fastpath.adaptive import (
     MARGIN,
     STEP,
     WINDOW,
+    Later,
     MeasuredExpansion,
 )
 
@@ -62,6 +64,13 @@ class Stand:
 
     def check(self, key: Any, handle: Any, new: bool) -> None:
         return None
+
+    def initial(self, seen: Any, store: Any) -> tuple[list[Any], None]:
+        store((-1, 0), 1, self.handle_of((1,)))
+        return [], None
+
+    def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
+        return settings
 
 
 def _run(fast_cost: float, plain_cost: float, states: int) -> tuple[MeasuredExpansion, list[int]]:
@@ -204,3 +213,106 @@ def test_a_switch_on_a_blip_is_undone_soon() -> None:
     # Its window in each trial (give or take a turn) and the stretch between them;
     # never again after.
     assert exp.plain.expanded <= 2 * (WINDOW + STEP) + CONFIRM_AFTER
+
+
+def _run_later(
+    fast_cost: float, plain_cost: float, states: int, made: list[Any], serves: bool = True
+) -> tuple[MeasuredExpansion, list[int]]:
+    """As _run, without a fast engine at first: it is made (``made`` records the
+    layout it was made with) once the run has stored NOTED states."""
+    clock = Clock()
+    plain = Stand(clock, plain_cost, True)
+
+    def make(layout: Any) -> Any:
+        made.append(layout)
+        return Stand(clock, fast_cost, False) if serves else None
+
+    later = Later(0, make)
+    later.states = NOTED
+    exp = MeasuredExpansion(None, plain, "measured", clock, later=later)
+    queue: deque[Any] = deque()
+    exp.initial(lambda fp: False, lambda key, fp, h: queue.append(h))
+    seen: list[int] = []
+    for o in range(states):
+        h = queue.popleft()
+        seen.append(exp.state(h)[0])
+        _, cands, _ = exp.expand(o, h)
+        for c in cands:  # (every successor is new: the states form a binary tree)
+            exp.check((o, c[0]), c[3], True)
+            queue.append(c[3])
+    return exp, seen
+
+
+#: Stored states (the stand-in's are all new) after which the fast engine is made.
+NOTED = 200
+
+
+def test_the_fast_engine_is_made_from_the_run_s_first_states_and_tried_at_once() -> None:
+    """The plain expansion runs alone until the run has stored NOTED states, whose
+    values make the fast engine's layout; a trial begins at once (the fast engine's
+    caches warm first) and the cheaper fast engine takes over."""
+    made: list[Any] = []
+    exp, seen = _run_later(fast_cost=0.2, plain_cost=1.0, states=PAST_TRIAL, made=made)
+    assert made == [(set(), {})]  # one engine, from the noted states' layout
+    assert seen == list(range(1, PAST_TRIAL + 1))  # the same states, in BFS order
+    assert exp.current is exp.fast and exp.switches == 1
+    # NOTED stored states: the root and the children of the first NOTED / 2 states;
+    # one more state, then the trial: the plain expansion's EARLY states in turns,
+    # and one turn of the trial that confirms the switch.
+    built_at = NOTED // 2
+    assert exp.plain.expanded == built_at + 1 + EARLY + STEP
+
+
+def test_a_fast_engine_made_late_and_dearer_runs_no_more_than_its_trial() -> None:
+    made: list[Any] = []
+    exp, _ = _run_later(fast_cost=2.0, plain_cost=0.2, states=PAST_TRIAL, made=made)
+    assert len(made) == 1 and exp.current is exp.plain and exp.switches == 0
+    assert exp.fast.expanded == WINDOW // 2 + STEP  # its warm-up and one turn
+
+
+def test_where_the_fast_engine_cannot_serve_the_plain_expansion_runs_on() -> None:
+    made: list[Any] = []
+    exp, seen = _run_later(1.0, 1.0, states=4 * NOTED, made=made, serves=False)
+    assert len(made) == 1 and exp.fast is None and exp.current is exp.plain
+    assert seen == list(range(1, 4 * NOTED + 1))
+    assert exp.layout(ExpansionSettings()) == ExpansionSettings()
+
+
+def test_a_layout_asked_before_the_run_comes_from_a_pilot_of_its_own() -> None:
+    """Workers need the layout before the run: the fast engine is made then, by its
+    own pilot (``make(None)``)."""
+    made: list[Any] = []
+    clock = Clock()
+    later = Later(0, lambda layout: made.append(layout) or Stand(clock, 1.0, False))
+    exp = MeasuredExpansion(None, Stand(clock, 1.0, True), "measured", clock, later=later)
+    assert exp.layout(ExpansionSettings()) == ExpansionSettings()
+    assert made == [None] and exp.fast is not None
+
+
+def test_the_run_s_first_states_give_the_pilot_s_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On real specs, the layout the default engine makes its fast engine with (from
+    the run's first stored states) is the one the pilot finds by its own
+    breadth-first look: gossip's maps of fixed keys, Go-Back-N's (neither wide nor
+    fixed-key variables)."""
+    import checker.fastpath.adaptive as adaptive
+    from checker.fastpath.pilot import pilot
+
+    for path, consts in [
+        ("gossip.py", {"Keys": 4}),
+        ("go_back_n.py", {"Messages": 4, "Window": 2, "Capacity": 3}),
+    ]:
+        cls = load_spec_class(str(Path(__file__).resolve().parents[1] / "bench" / path))
+        layouts: list[Any] = []
+        real = adaptive.Later.__init__
+
+        def spy(
+            self: Any, nvars: int, make: Any, real: Any = real, layouts: list[Any] = layouts
+        ) -> None:
+            real(self, nvars, lambda layout: layouts.append(layout) or make(layout))
+
+        with monkeypatch.context() as m:
+            m.setattr(adaptive.Later, "__init__", spy)
+            check(CompiledSpec(cls(**consts)), Options(deadlock=False))
+        assert layouts == [pilot(CompiledSpec(cls(**consts)))]
+        if path == "gossip.py":
+            assert layouts[0][1]  # (a layout, not the trivial one)

@@ -19,6 +19,9 @@ from tests.seed_helpers import figures
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# (the default engine makes the fast engine after 3,000 states: see conftest.py)
+pytestmark = pytest.mark.usefixtures("fast_engine_from_the_first_state")
+
 
 CASES = [
     ("raft", None, {"Server": "2", "MaxTerm": 2, "MaxLogLen": 1}, False),

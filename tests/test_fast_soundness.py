@@ -23,6 +23,9 @@ from tests.seed_helpers import figures
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# (the default engine makes the fast engine after 3,000 states: see conftest.py)
+pytestmark = pytest.mark.usefixtures("fast_engine_from_the_first_state")
+
 
 def _both(spec: Spec, **opts: Any) -> Any:
     runs = [check_spec(spec, Options(cache=cache, **opts)) for cache in (True, False)]

@@ -5,10 +5,13 @@ The fast engine's caches (:mod:`checker.fastpath`) repay their bookkeeping only 
 they hit often: on raft.tla they make a run several times faster, on a spec whose
 actions rarely meet the same slot values twice they are a tax.  Which one a spec is
 cannot be told from its text, so :class:`MeasuredExpansion` holds both expansions and
-times them on the run itself: it starts with the fast one (its caches need the start
-to warm up), and at trials spaced out geometrically (after 500, 2,000, 8,000, ...
-expanded states) the two take turns on short slices of the queue until each has
-expanded a window of states, or one is clearly cheaper already.  The cheaper one
+times them on the run itself.  The plain expansion starts, and the run's first
+stored states (as many as the pilot would look at) decide the fast engine's layout
+(:class:`Later`); the fast engine is then made and tried at once.  (Given a layout, a
+restart's or a worker's, the fast engine starts and the first trial comes after 500
+expanded states.)  At trials spaced out geometrically the two take turns on short
+slices of the queue until each has expanded a window of states, or one is clearly
+cheaper already.  The cheaper one
 per generated state (successors, fingerprints and the invariants of new states, the
 work the two do differently) carries on; a margin keeps it from flapping on noise.
 Taking turns matters: the work per state drifts along a breadth-first run (sets of
@@ -41,6 +44,8 @@ from checker.explore.expansion import (
     NewState,
 )
 from checker.explore.kinds import SwitchPolicy
+from checker.fastpath import pilot
+from checker.fastpath.pilot import LayoutNotes
 
 #: Expanded states before the first trial (the fast engine's caches fill first).
 #: 500 is enough: raft.tla's fast engine costs 4.1 us per successor there against
@@ -97,6 +102,7 @@ class MeasuredExpansion:
         # faster expansion look dearer (a 2-worker liveness run took 35 s or 80 s
         # depending on which expansion such a window picked).
         clock: Callable[[], float] = time.thread_time,
+        later: Later | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown switching policy {policy!r}")
@@ -105,6 +111,13 @@ class MeasuredExpansion:
         self.policy = policy
         self.clock = clock
         self.current: Any = fast
+        # Without a fast engine yet, the plain expansion starts and its first stored
+        # states decide the fast engine's layout (see Later).
+        self.later = later
+        if fast is None:
+            if later is None or policy != "measured":
+                raise ValueError("a fast engine, or how to make one from the run's states")
+            self.current = plain
         self.expanded = 0
         self.spent = 0.0  # in the measured stretch
         self.generated = 0
@@ -113,12 +126,14 @@ class MeasuredExpansion:
         if policy == "fast":
             self.next_mark = 1 << 62
         self.trial_at = FIRST_TRIAL
-        self.incumbent: Any = fast  # the expansion in use when a trial began
+        self.incumbent: Any = self.current  # the expansion in use when a trial began
+        if fast is None:
+            self.phase, self.next_mark = "pilot", 1 << 62  # (see _built)
         # Per trial: [seconds, successors, states] of the incumbent and of the other.
         self.mine = [0.0, 0, 0]
         self.theirs = [0.0, 0, 0]
         self.before = 0.0  # the incumbent's cost per successor in the last trial
-        self.on_fast = True  # self.current is self.fast
+        self.on_fast = self.current is fast  # self.current is self.fast
         self.timing = False  # whether the clock is read now (in measured windows)
         self.switches = 0
 
@@ -130,13 +145,27 @@ class MeasuredExpansion:
 
     # -- the interface -------------------------------------------------------------------
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
-        """The settings a worker's expansion should use (the fast engine's layout)."""
+        """The settings a worker's expansion should use (the fast engine's layout;
+        asked before the run, it is decided by a pilot of its own)."""
+        if self.later is not None:
+            self._built(self.later.make(None))
+        if self.fast is None:  # (the fast engine cannot serve the model)
+            return settings
         return self.fast.layout(settings)  # type: ignore[no-any-return]
 
     def initial(
         self, seen: Callable[[int], bool], store: Callable[[Key, int, Any], Any]
     ) -> tuple[list[NewState], Event | None]:
         """The initial states, by the current expansion."""
+        later = self.later
+        if later is not None:
+
+            def noted(key: Key, fp: int, handle: Any) -> Any:
+                out = store(key, fp, handle)
+                later.note(handle[1], handle[2])
+                return out
+
+            return self.current.initial(seen, noted)  # type: ignore[no-any-return]
         return self.current.initial(seen, store)  # type: ignore[no-any-return]
 
     def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Candidate], Event | None]:
@@ -169,6 +198,8 @@ class MeasuredExpansion:
         """The invariants on one generated state, by the expansion that made it
         (timed within a measured window: checking is work the two do differently)."""
         owner = self.fast if handle.__class__ is int or handle[0].__class__ is int else self.plain
+        if new and self.later is not None:
+            self._note(handle)
         if not self.timing:
             return owner.check(key, handle, new)  # type: ignore[no-any-return]
         t0 = self.clock()
@@ -199,8 +230,31 @@ class MeasuredExpansion:
     def screen(self, visited: Any) -> None:
         """Both expansions may leave out successors ``visited`` holds (see
         :meth:`checker.explore.expansion.Expansion.screen`)."""
-        self.fast.screen(visited)
+        if self.fast is not None:
+            self.fast.screen(visited)
         self.plain.screen(visited)
+
+    # -- the fast engine made from the run's first states ------------------------------
+    def _note(self, handle: Any) -> None:
+        """A new state (a plain handle: state, values, terms) for the layout; with
+        enough of them, the fast engine is made and tried at once."""
+        later = self.later
+        assert later is not None
+        later.note(handle[1], handle[2])
+        if later.notes.count >= later.states:
+            self._built(later.make(later.notes.layout()))
+
+    def _built(self, fast: Any) -> None:
+        """The fast engine is made (None: it cannot serve this model, and the plain
+        expansion runs on alone): a trial of it begins with the next state (its caches
+        warm first, then the two take turns, as in every trial)."""
+        self.later = None
+        if fast is None:
+            self.phase, self.next_mark = "plain", 1 << 62
+            return
+        self.fast = fast
+        self.phase, self.next_mark = "run", self.expanded + 1
+        self.trial_at = max(self.trial_at, self.expanded + 1)
 
     # -- the measurement -------------------------------------------------------------
     def _cost(self) -> float:
@@ -278,6 +332,40 @@ class MeasuredExpansion:
         return self.plain if self.incumbent is self.fast else self.fast
 
 
+class Later:
+    """How to make the fast engine once the run has stored its first states: they
+    are noted (:class:`LayoutNotes`, what the pilot would note) and ``make`` builds the
+    engine with the layout they give (None: by a pilot of its own), or gives None
+    where the engine cannot serve the model.
+
+    Why: the pilot explored its own first few thousand states before the run (gossip:
+    0.05-0.1 s of a 1.3 s run), and the fast engine then ran the run's start while
+    its caches were cold, 3-5 times the plain expansion's cost per state there.  A
+    run whose states the plain expansion serves better (gossip, Go-Back-N) paid
+    both; one the fast engine serves better pays a few thousand states at the plain
+    expansion's cost."""
+
+    __slots__ = ("make", "notes", "states")
+
+    def __init__(
+        self, nvars: int, make: Callable[[tuple[set[int], dict[int, Any]] | None], Any]
+    ) -> None:
+        self.notes = LayoutNotes(nvars)
+        self.make = make
+        #: Distinct states noted before the engine is made: as many as the pilot's.
+        self.states = pilot.PILOT_STATES
+
+    def note(self, vals: tuple[Any, ...], terms: tuple[int, ...]) -> None:
+        """One more distinct state of the run (its values and terms)."""
+        self.notes.note(vals, terms)
+
+
 def measured(fast: Any, plain: Any, settings: ExpansionSettings) -> ExpansionLike:
     """Both expansions behind one, switching by ``settings.switching``."""
     return MeasuredExpansion(fast, plain, settings.switching)
+
+
+def measured_later(later: Later, plain: Any) -> ExpansionLike:
+    """The plain expansion first; the fast engine made from the run's first states,
+    then both behind one, switching by measured cost."""
+    return MeasuredExpansion(None, plain, SwitchPolicy.MEASURED, later=later)

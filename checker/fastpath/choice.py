@@ -4,6 +4,7 @@ exploration core knows neither, only :class:`checker.explore.expansion.Expansion
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from checker.explore.expansion import Expansion, ExpansionLike, ExpansionSettings
@@ -27,6 +28,27 @@ def make_expansion(
         from checker import fastpath
 
         if fastpath.supports(model):
+            if settings.switching is SwitchPolicy.MEASURED and settings.wide is None:
+                # The plain expansion starts; the fast engine is made from the run's
+                # first stored states, then tried (see adaptive.Later).
+                from checker.fastpath.adaptive import Later, measured_later
+
+                def make(layout: tuple[set[int], dict[int, Any]] | None) -> Any:
+                    chosen = settings
+                    if layout is not None:
+                        wide, fixed = layout
+                        chosen = replace(
+                            settings,
+                            wide=frozenset(wide),
+                            fixed=tuple(sorted(fixed.items(), key=lambda kv: kv[0])),
+                        )
+                    try:
+                        return fastpath.FastExpansion(model, renamings, deadlock, chosen)  # type: ignore[arg-type]
+                    except fastpath.Unsuitable:
+                        return None
+
+                nvars = len(model.variables(model.initial_states()[0]))
+                return measured_later(Later(nvars, make), Expansion(model, renamings, deadlock))
             try:
                 fast = fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
             except fastpath.Unsuitable:

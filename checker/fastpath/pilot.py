@@ -49,24 +49,27 @@ def pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
         raise Unsuitable from None
 
 
-def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
-    # States are told apart by their fingerprints, each successor's computed from its
-    # parent's terms (only the variables an action wrote are hashed), and a
-    # variable's distinct terms count its distinct values.  Python's hash and == did
-    # it slower and worse: immutables.Map's hash collides on maps of maps (gossip's
-    # pilot spent 60% of its time in Map.__eq__), and == is not the value model's
-    # equality (True == 1).
-    nvars = len(model.var_names)
-    fpr = StateFingerprinter(nvars, [{}])
-    variables, within = model.variables, model.within
-    values: list[set[int]] = [set() for _ in range(nvars)]
-    keysets: list[set[tuple[type, frozenset[Any]]] | None] = [set() for _ in range(nvars)]
-    seen: set[int] = set()
-    queue: deque[tuple[Any, tuple[Any, ...], tuple[int, ...]]] = deque()
+class LayoutNotes:
+    """What the layout is decided from: per variable, its distinct values (by their
+    terms) and, while it is a map, the keys of each; fed the distinct states one by
+    one, by the pilot's own exploration or by the run's first states
+    (:class:`checker.fastpath.adaptive.MeasuredExpansion` starts on the plain
+    expansion and decides the layout from what it stored)."""
 
-    def note(vals: tuple[Any, ...], terms: tuple[int, ...]) -> None:
+    __slots__ = ("count", "keysets", "values")
+
+    def __init__(self, nvars: int) -> None:
+        self.values: list[set[int]] = [set() for _ in range(nvars)]
+        self.keysets: list[set[tuple[type, frozenset[Any]]] | None] = [set() for _ in range(nvars)]
+        self.count = 0  # distinct states noted
+
+    def note(self, vals: tuple[Any, ...], terms: tuple[int, ...]) -> None:
+        """One more distinct state: its variables' values and their terms (a value
+        and its term stand for each other: equal values, equal terms)."""
+        self.count += 1
+        keysets = self.keysets
         for i, term in enumerate(terms):
-            known = values[i]
+            known = self.values[i]
             if term in known:
                 continue  # a value seen before: its keys were noted then
             known.add(term)
@@ -80,8 +83,31 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
                 else:
                     keysets[i] = None
 
+    def layout(self) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
+        """The wide variables (more distinct values than a fifth of the states, and at
+        least 512) and the fixed-key map variables (their keys, in order)."""
+        n = self.count
+        wide = {i for i, v in enumerate(self.values) if len(v) >= 512 and len(v) * 5 > n}
+        return wide, _fixed_keys(self.keysets, wide)
+
+
+def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
+    # States are told apart by their fingerprints, each successor's computed from its
+    # parent's terms (only the variables an action wrote are hashed), and a
+    # variable's distinct terms count its distinct values.  Python's hash and == did
+    # it slower and worse: immutables.Map's hash collides on maps of maps (gossip's
+    # pilot spent 60% of its time in Map.__eq__), and == is not the value model's
+    # equality (True == 1).
+    inits = model.initial_states()  # (the state type, and so its variables, is known then)
+    nvars = len(model.var_names)
+    fpr = StateFingerprinter(nvars, [{}])
+    variables, within = model.variables, model.within
+    notes = LayoutNotes(nvars)
+    note = notes.note
+    seen: set[int] = set()
+    queue: deque[tuple[Any, tuple[Any, ...], tuple[int, ...]]] = deque()
     try:
-        for s in model.initial_states():
+        for s in inits:
             vals = variables(s)
             fp, terms = fpr.initial(vals)
             if fp not in seen and within(s):
@@ -104,9 +130,7 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
         # Spec code raised: the exploration proper meets the same error and reports
         # it with the trace that reached it; the pilot only stops here.
         pass
-    n = len(seen)
-    wide = {i for i, v in enumerate(values) if len(v) >= 512 and len(v) * 5 > n}
-    return wide, _fixed_keys(keysets, wide)
+    return notes.layout()
 
 
 def _fixed_keys(keysets: list[Any], wide: set[int]) -> dict[int, tuple[Any, ...]]:
