@@ -23,6 +23,7 @@ from checker.fastpath.adaptive import (
     FIRST_TRIAL,
     GIVE_UP,
     MARGIN,
+    SPACING,
     STEP,
     WINDOW,
     Later,
@@ -267,7 +268,9 @@ def test_a_fast_engine_made_late_and_dearer_runs_no_more_than_its_trial() -> Non
     made: list[Any] = []
     exp, _ = _run_later(fast_cost=2.0, plain_cost=0.2, states=PAST_TRIAL, made=made)
     assert len(made) == 1 and exp.current is exp.plain and exp.switches == 0
-    assert exp.fast.expanded == WINDOW // 2 + STEP  # its warm-up and one turn
+    # Its warm-up and one turn, in its first trial and in the next (SPACING times
+    # later: a first trial is biased against it); the one after is far off.
+    assert exp.fast.expanded == 2 * (WINDOW // 2 + STEP)
 
 
 def test_where_the_fast_engine_cannot_serve_the_plain_expansion_runs_on() -> None:
@@ -316,3 +319,44 @@ def test_the_run_s_first_states_give_the_pilot_s_layout(monkeypatch: pytest.Monk
         assert layouts == [pilot(CompiledSpec(cls(**consts)))]
         if path == "gossip.py":
             assert layouts[0][1]  # (a layout, not the trivial one)
+
+
+class Cold(Stand):
+    """A fast stand-in dear for its own first ``warm`` expansions (cold caches)."""
+
+    def __init__(self, clock: Clock, cost: float, warm: int) -> None:
+        super().__init__(clock, cost, False)
+        self.warm = warm
+
+    def expand(self, ordinal: int, handle: Any) -> tuple[list[int], list[Any], None]:
+        if self.expanded < self.warm:
+            self.clock.now += 40 * self.cost
+        return super().expand(ordinal, handle)
+
+
+def test_a_fast_engine_that_loses_its_first_trial_cold_is_tried_again_soon() -> None:
+    """The fast engine just made loses its first trial (dear while cold); the next
+    trial comes SPACING times the states later, not SPACING squared, and it takes
+    over then."""
+    clock = Clock()
+    plain = Stand(clock, 1.0, True)
+    later = Later(0, lambda layout: Cold(clock, 0.2, WINDOW))
+    later.states = NOTED
+    exp = MeasuredExpansion(None, plain, "measured", clock, later=later)
+    queue: deque[Any] = deque()
+    exp.initial(lambda fp: False, lambda key, fp, h: queue.append(h))
+    switched_at = None
+    for o in range(8 * NOTED * SPACING):
+        _, cands, _ = exp.expand(o, queue.popleft())
+        for c in cands:
+            exp.check((o, c[0]), c[3], True)
+            queue.append(c[3])
+        if switched_at is None and exp.switches:
+            switched_at = exp.expanded
+    assert exp.current is exp.fast and exp.switches == 1
+    # The first trial begins after NOTED // 2 + 1 states and is given up after the
+    # fast engine's warm-up and one turn of each; the next begins SPACING times
+    # later (trials are never before FIRST_TRIAL) and switches after the warm-up
+    # and two turns of each.
+    first_end = NOTED // 2 + 1 + WINDOW // 2 + 2 * STEP
+    assert switched_at == max(FIRST_TRIAL, first_end) * SPACING + WINDOW // 2 + 2 * EARLY
