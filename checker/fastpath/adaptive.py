@@ -163,7 +163,7 @@ class MeasuredExpansion:
 
             def noted(key: Key, fp: int, handle: Any) -> Any:
                 out = store(key, fp, handle)
-                later.note(handle[1], handle[2])
+                later.notes.note(handle[1], handle[2])
                 return out
 
             return self.current.initial(seen, noted)  # type: ignore[no-any-return]
@@ -241,8 +241,9 @@ class MeasuredExpansion:
         enough of them, the fast engine is made and tried at once."""
         later = self.later
         assert later is not None
-        later.note(handle[1], handle[2])
-        if later.notes.count >= later.states:
+        notes = later.notes
+        notes.note(handle[1], handle[2])
+        if notes.count >= later.states:
             self._built(later.make(later.notes.layout()))
 
     def _built(self, fast: Any) -> None:
@@ -366,10 +367,6 @@ class Later:
         self.make = make
         #: Distinct states noted before the engine is made: as many as the pilot's.
         self.states = pilot.PILOT_STATES
-
-    def note(self, vals: tuple[Any, ...], terms: tuple[int, ...]) -> None:
-        """One more distinct state of the run (its values and terms)."""
-        self.notes.note(vals, terms)
 
 
 def measured(fast: Any, plain: Any, settings: ExpansionSettings) -> ExpansionLike:

@@ -4,7 +4,6 @@ exploration core knows neither, only :class:`checker.explore.expansion.Expansion
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from checker.explore.expansion import Expansion, ExpansionLike, ExpansionSettings
@@ -32,23 +31,17 @@ def make_expansion(
                 # The plain expansion starts; the fast engine is made from the run's
                 # first stored states, then tried (see adaptive.Later).
                 from checker.fastpath.adaptive import Later, measured_later
+                from checker.fastpath.pilot import with_layout
 
                 def make(layout: tuple[set[int], dict[int, Any]] | None) -> Any:
-                    chosen = settings
-                    if layout is not None:
-                        wide, fixed = layout
-                        chosen = replace(
-                            settings,
-                            wide=frozenset(wide),
-                            fixed=tuple(sorted(fixed.items(), key=lambda kv: kv[0])),
-                        )
+                    chosen = settings if layout is None else with_layout(settings, *layout)
                     try:
                         return fastpath.FastExpansion(model, renamings, deadlock, chosen)  # type: ignore[arg-type]
                     except fastpath.Unsuitable:
                         return None
 
-                nvars = len(model.variables(model.initial_states()[0]))
-                return measured_later(Later(nvars, make), Expansion(model, renamings, deadlock))
+                plain = Expansion(model, renamings, deadlock)
+                return measured_later(Later(plain.nvars, make), plain)
             try:
                 fast = fastpath.FastExpansion(model, renamings, deadlock, settings)  # type: ignore[arg-type]
             except fastpath.Unsuitable:

@@ -53,7 +53,7 @@ from checker.explore.expansion import (
     Restart,
 )
 from checker.explore.kinds import EventKind
-from checker.fastpath.pilot import map_maker, pilot
+from checker.fastpath.pilot import map_maker, pilot, with_layout
 from checker.fastpath.reads import EVERY, WIDE, Layout, ReadLog, Untracked
 from checker.fastpath.slots import NUM as _NUM
 from checker.fastpath.slots import WIDTH, SlotTable
@@ -261,8 +261,7 @@ class FastExpansion:
     def layout(self, settings: ExpansionSettings) -> ExpansionSettings:
         """``settings`` with this expansion's layout, for the workers (and restarts)
         to use the same slots without a pilot of their own."""
-        fixed = tuple(sorted(self.fixed.items(), key=lambda kv: kv[0]))
-        return replace(settings, wide=frozenset(self.wide_set), fixed=fixed)
+        return with_layout(settings, self.wide_set, self.fixed)
 
     def _pack(self, vals: Any) -> tuple[int, int]:
         """(slot numbers, term sum) of a state's variable values."""

@@ -13,12 +13,14 @@ every key is checked strictly (a key ``True`` is not the key ``1``).
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 from typing import Any
 
 import immutables
 from pyrsistent import PMap, pmap
 
 from checker.base.errors import EvaluationError
+from checker.explore.expansion import ExpansionSettings
 from checker.model import CompiledSpec
 from checker.values.fingerprint import StateFingerprinter, in_order
 from checker.values.kinds import PMAP_TYPE
@@ -131,6 +133,15 @@ def _pilot(model: CompiledSpec) -> tuple[set[int], dict[int, tuple[Any, ...]]]:
         # it with the trace that reached it; the pilot only stops here.
         pass
     return notes.layout()
+
+
+def with_layout(
+    settings: ExpansionSettings, wide: set[int], fixed: dict[int, tuple[Any, ...]]
+) -> ExpansionSettings:
+    """``settings`` carrying a layout (wide variables, fixed-key maps' keys), in the
+    form a fast engine reads it back (a worker's, a restart's, one made later)."""
+    ordered = tuple(sorted(fixed.items(), key=lambda kv: kv[0]))
+    return replace(settings, wide=frozenset(wide), fixed=ordered)
 
 
 def _fixed_keys(keysets: list[Any], wide: set[int]) -> dict[int, tuple[Any, ...]]:
