@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -279,3 +280,25 @@ def test_the_explorer_hands_the_store_only_successors_it_does_not_hold(
     monkeypatch.setattr(FingerprintSet, "view", lambda self: None)
     asked_all, held_all, _ = run()
     assert held_all > asked_all / 2
+
+
+def test_the_view_is_made_again_only_when_the_set_is_rearranged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The C view (its buffers taken once) serves batch after batch while only the
+    recent set grows, and is made again when a merge or a load replaces the arrays and
+    the recent set: a view kept past them would read arrays the set no longer holds."""
+    monkeypatch.setattr(store, "RECENT_MIN", 4)
+    fs = FingerprintSet()
+    if fs._native is None:
+        pytest.skip("the C core is not built here")
+    fs.add_batch([1, 2, 3])
+    first = fs.view()
+    fs.add_batch([4])  # 4 recent: a merge is due at the next settle
+    assert fs.view() is not first  # (merged: recent is a new set)
+    again = fs.view()
+    assert again is fs.view() and again.recent is fs.recent
+    fs.add_batch([9])  # (recent grows in place: the same view sees it)
+    assert fs.view() is again
+    fs.load(np.array([7, 8], dtype=np.uint64))
+    assert fs.view() is not again and fs.view().recent is fs.recent
