@@ -258,19 +258,42 @@ def test_the_fast_engine_is_made_from_the_run_s_first_states_and_tried_at_once()
     assert seen == list(range(1, PAST_TRIAL + 1))  # the same states, in BFS order
     assert exp.current is exp.fast and exp.switches == 1
     # NOTED stored states: the root and the children of the first NOTED / 2 states;
-    # one more state, then the trial: the plain expansion's EARLY states in turns,
-    # and one turn of the trial that confirms the switch.
+    # one more state, then the trial: the plain expansion's STEP states measured
+    # before the warm-up, its EARLY states in turns, and one turn of the trial that
+    # confirms the switch.
     built_at = NOTED // 2
-    assert exp.plain.expanded == built_at + 1 + EARLY + STEP
+    assert exp.plain.expanded == built_at + 1 + STEP + EARLY + STEP
 
 
 def test_a_fast_engine_made_late_and_dearer_runs_no_more_than_its_trial() -> None:
     made: list[Any] = []
     exp, _ = _run_later(fast_cost=2.0, plain_cost=0.2, states=PAST_TRIAL, made=made)
     assert len(made) == 1 and exp.current is exp.plain and exp.switches == 0
-    # Its warm-up and one turn, in its first trial and in the next (SPACING times
-    # later: a first trial is biased against it); the one after is far off.
-    assert exp.fast.expanded == 2 * (WINDOW // 2 + STEP)
+    # Three turns of its warm-up (the first one's cost aside, two in a row cost
+    # ABANDON times the plain expansion's), in its first trial and in the next
+    # (SPACING times later: a first trial is biased against it); the one after is
+    # far off.
+    assert exp.fast.expanded == 2 * 3 * STEP
+
+
+def test_a_warm_up_dear_in_its_first_two_turns_goes_on() -> None:
+    """The warm-up's first turn pays for cold caches (or for the engine being made):
+    however dear, it does not count, and one more dear turn alone does not cut the
+    warm-up short; the cheaper fast engine takes over in its first trial."""
+    clock = Clock()
+    plain = Stand(clock, 1.0, True)
+    later = Later(0, lambda layout: Cold(clock, 0.2, 2 * STEP))
+    later.states = NOTED
+    exp = MeasuredExpansion(None, plain, "measured", clock, later=later)
+    queue: deque[Any] = deque()
+    exp.initial(lambda fp: False, lambda key, fp, h: queue.append(h))
+    for o in range(NOTED + WINDOW):
+        _, cands, _ = exp.expand(o, queue.popleft())
+        for c in cands:
+            exp.check((o, c[0]), c[3], True)
+            queue.append(c[3])
+    assert exp.current is exp.fast and exp.switches == 1
+    assert exp.fast.expanded >= WINDOW // 2 + EARLY
 
 
 def test_where_the_fast_engine_cannot_serve_the_plain_expansion_runs_on() -> None:
@@ -340,7 +363,7 @@ def test_a_fast_engine_that_loses_its_first_trial_cold_is_tried_again_soon() -> 
     over then."""
     clock = Clock()
     plain = Stand(clock, 1.0, True)
-    later = Later(0, lambda layout: Cold(clock, 0.2, WINDOW))
+    later = Later(0, lambda layout: Cold(clock, 0.2, 3 * STEP))
     later.states = NOTED
     exp = MeasuredExpansion(None, plain, "measured", clock, later=later)
     queue: deque[Any] = deque()
@@ -354,9 +377,10 @@ def test_a_fast_engine_that_loses_its_first_trial_cold_is_tried_again_soon() -> 
         if switched_at is None and exp.switches:
             switched_at = exp.expanded
     assert exp.current is exp.fast and exp.switches == 1
-    # The first trial begins after NOTED // 2 + 1 states and is given up after the
-    # fast engine's warm-up and one turn of each; the next begins SPACING times
-    # later (trials are never before FIRST_TRIAL) and switches after the warm-up
-    # and two turns of each.
-    first_end = NOTED // 2 + 1 + WINDOW // 2 + 2 * STEP
-    assert switched_at == max(FIRST_TRIAL, first_end) * SPACING + WINDOW // 2 + 2 * EARLY
+    # The first trial begins after NOTED // 2 + 1 states: the plain expansion's STEP
+    # states, then the warm-up, given up after three turns (cold for all three,
+    # the last two cost ABANDON times the plain expansion's); the next begins SPACING
+    # times later (trials are never before FIRST_TRIAL) and switches after STEP
+    # states of the plain expansion, the warm-up and two turns of each.
+    first_end = NOTED // 2 + 1 + STEP + 3 * STEP
+    assert switched_at == max(FIRST_TRIAL, first_end) * SPACING + STEP + WINDOW // 2 + 2 * EARLY

@@ -70,12 +70,24 @@ GIVE_UP = 1.5
 #: states of each (two turns: one turn is more easily misled by a collection).
 EARLY = 2 * STEP
 
+#: The fast engine's warm-up is cut short, and the trial given up, when two of its
+#: turns running (after its first, which pays for cold caches or for being made)
+#: each cost this many times the incumbent's last STEP states per successor: on
+#: Go-Back-N it cost 5-9 times the plain expansion there (its whole trials were 5-12%
+#: of the run, 300 of their 325 states the warm-up); where it wins after warming
+#: (raft.tla's second trial) those turns cost 1-1.4 times the plain one's.
+ABANDON = 3.0
+
 #: After a switch, the next trial starts this many states later (see _end_trial).
 CONFIRM_AFTER = 2 * WINDOW
 
 #: With the "alternate" policy, the expansions take turns every this many states (a
 #: small prime: every kind of handoff, on every small spec the tests generate).
 ALTERNATE_EVERY = 7
+
+#: The phases in which the clock is read: a trial's turns, the incumbent's STEP
+#: states before a warm-up, the warm-up's turns.
+MEASURED_PHASES = ("trial", "base", "warm")
 
 #: Switching policies: by measured cost (the default), every window regardless of
 #: cost (the differential tests: every handoff exercised), or never.
@@ -87,10 +99,12 @@ class MeasuredExpansion:
     are ints, or tuples whose first item is an int) and ``plain`` (handles are
     ``(state, values, terms)``): the cheaper one, by measurement, expands.
 
-    A trial is, where the other one is the fast engine, ``WINDOW // 2`` states of it
-    unmeasured (its caches warm again after a long rest); then the two take turns
-    every ``STEP`` states, each measured, until each has expanded ``WINDOW`` states
-    (or one of them is clearly dearer already)."""
+    A trial is, where the other one is the fast engine, ``STEP`` states of the plain
+    expansion measured, then ``WINDOW // 2`` states of the fast engine (its caches
+    warm again after a long rest), cut short where its turns cost ``ABANDON`` times
+    the plain expansion's; then the two take turns every ``STEP`` states, each
+    measured, until each has expanded ``WINDOW`` states (or one of them is clearly
+    dearer already)."""
 
     def __init__(
         self,
@@ -121,7 +135,9 @@ class MeasuredExpansion:
         self.expanded = 0
         self.spent = 0.0  # in the measured stretch
         self.generated = 0
-        self.phase = "run"  # "run", then per trial "warm" (to the fast engine), "trial"
+        # "run", then per trial: to the fast engine "base" (the plain expansion
+        # measured) and "warm", then "trial"
+        self.phase = "run"
         self.next_mark = FIRST_TRIAL if policy == "measured" else ALTERNATE_EVERY
         if policy == "fast":
             self.next_mark = 1 << 62
@@ -137,6 +153,12 @@ class MeasuredExpansion:
         self.timing = False  # whether the clock is read now (in measured windows)
         self.switches = 0
         self.cold = False  # the fast engine was just made (see _built)
+        # The incumbent's cost per successor over the STEP states before a warm-up
+        # (None: too few successors to tell), and the warm-up's turns so far and how
+        # many of them in a row cost ABANDON times that.
+        self.base: float | None = None
+        self.warmed = 0
+        self.over = 0
 
     # -- which expansion a handle belongs to -------------------------------------------
     def _owner(self, handle: Any) -> Any:
@@ -192,7 +214,7 @@ class MeasuredExpansion:
         if self.expanded >= self.next_mark:
             self._window_ends()
             self.on_fast = self.current is self.fast
-            self.timing = self.phase == "trial"
+            self.timing = self.phase in MEASURED_PHASES
         return out  # type: ignore[no-any-return]
 
     def check(self, key: Key, handle: Any, new: bool) -> Event | None:
@@ -287,15 +309,33 @@ class MeasuredExpansion:
         if phase == "run":  # a trial begins, with the other expansion
             self.incumbent = self.current
             self.mine, self.theirs = [0.0, 0, 0], [0.0, 0, 0]
-            self.current = self._other()
             self._cost()
-            if self.current is self.fast:  # its caches first warm again, unmeasured
-                self.phase, self.next_mark = "warm", self.expanded + WINDOW // 2
+            if self.current is self.plain:
+                # The fast engine's caches first warm again; the plain expansion's
+                # cost over STEP states first says what the warm-up is held to.
+                self.phase, self.next_mark = "base", self.expanded + STEP
             else:
+                self.current = self._other()
                 self.phase, self.next_mark = "trial", self.expanded + STEP
-        elif phase == "warm":
-            self._cost()
-            self.phase, self.next_mark = "trial", self.expanded + STEP
+        elif phase == "base":
+            enough = self.generated >= STEP  # (states without successors tell nothing)
+            cost = self._cost()
+            self.base = cost if enough else None
+            self.current = self.fast
+            self.warmed = self.over = 0
+            self.phase, self.next_mark = "warm", self.expanded + STEP
+        elif phase == "warm":  # a turn of the warm-up ends
+            cost = self._cost()
+            self.warmed += 1
+            # Its first turn pays for cold caches (or for the engine being made).
+            over = self.warmed > 1 and self.base is not None and cost > ABANDON * self.base
+            self.over = self.over + 1 if over else 0
+            if self.over >= 2:
+                self._end_trial(switch=False, spacing=SPACING if self.cold else SPACING * SPACING)
+            elif self.warmed * STEP >= WINDOW // 2:
+                self.phase, self.next_mark = "trial", self.expanded + STEP
+            else:
+                self.next_mark = self.expanded + STEP
         else:  # a slice of the trial ends: booked to the expansion that ran it
             book = self.mine if self.current is self.incumbent else self.theirs
             book[0] += self.spent
