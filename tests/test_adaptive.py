@@ -276,26 +276,6 @@ def test_a_fast_engine_made_late_and_dearer_runs_no_more_than_its_trial() -> Non
     assert exp.fast.expanded == 2 * 3 * STEP
 
 
-def test_a_warm_up_dear_in_its_first_two_turns_goes_on() -> None:
-    """The warm-up's first turn pays for cold caches (or for the engine being made):
-    however dear, it does not count, and one more dear turn alone does not cut the
-    warm-up short; the cheaper fast engine takes over in its first trial."""
-    clock = Clock()
-    plain = Stand(clock, 1.0, True)
-    later = Later(0, lambda layout: Cold(clock, 0.2, 2 * STEP))
-    later.states = NOTED
-    exp = MeasuredExpansion(None, plain, "measured", clock, later=later)
-    queue: deque[Any] = deque()
-    exp.initial(lambda fp: False, lambda key, fp, h: queue.append(h))
-    for o in range(NOTED + WINDOW):
-        _, cands, _ = exp.expand(o, queue.popleft())
-        for c in cands:
-            exp.check((o, c[0]), c[3], True)
-            queue.append(c[3])
-    assert exp.current is exp.fast and exp.switches == 1
-    assert exp.fast.expanded >= WINDOW // 2 + EARLY
-
-
 def test_where_the_fast_engine_cannot_serve_the_plain_expansion_runs_on() -> None:
     made: list[Any] = []
     exp, seen = _run_later(1.0, 1.0, states=4 * NOTED, made=made, serves=False)
@@ -357,25 +337,42 @@ class Cold(Stand):
         return super().expand(ordinal, handle)
 
 
-def test_a_fast_engine_that_loses_its_first_trial_cold_is_tried_again_soon() -> None:
-    """The fast engine just made loses its first trial (dear while cold); the next
-    trial comes SPACING times the states later, not SPACING squared, and it takes
-    over then."""
+def _run_cold(warm: int, states: int) -> tuple[MeasuredExpansion, int | None]:
+    """A run whose fast engine, made from its first NOTED states, costs a fifth of
+    the plain expansion's, except for its first ``warm`` states (Cold); the run
+    and the state after which the switch came (None: none did)."""
     clock = Clock()
     plain = Stand(clock, 1.0, True)
-    later = Later(0, lambda layout: Cold(clock, 0.2, 3 * STEP))
+    later = Later(0, lambda layout: Cold(clock, 0.2, warm))
     later.states = NOTED
     exp = MeasuredExpansion(None, plain, "measured", clock, later=later)
     queue: deque[Any] = deque()
     exp.initial(lambda fp: False, lambda key, fp, h: queue.append(h))
     switched_at = None
-    for o in range(8 * NOTED * SPACING):
+    for o in range(states):
         _, cands, _ = exp.expand(o, queue.popleft())
         for c in cands:
             exp.check((o, c[0]), c[3], True)
             queue.append(c[3])
         if switched_at is None and exp.switches:
             switched_at = exp.expanded
+    return exp, switched_at
+
+
+def test_a_warm_up_dear_in_its_first_two_turns_goes_on() -> None:
+    """The warm-up's first turn pays for cold caches (or for the engine being made):
+    however dear, it does not count, and one more dear turn alone does not cut the
+    warm-up short; the cheaper fast engine takes over in its first trial."""
+    exp, _ = _run_cold(2 * STEP, NOTED + WINDOW)
+    assert exp.current is exp.fast and exp.switches == 1
+    assert exp.fast.expanded >= WINDOW // 2 + EARLY
+
+
+def test_a_fast_engine_that_loses_its_first_trial_cold_is_tried_again_soon() -> None:
+    """The fast engine just made loses its first trial (dear while cold); the next
+    trial comes SPACING times the states later, not SPACING squared, and it takes
+    over then."""
+    exp, switched_at = _run_cold(3 * STEP, 8 * NOTED * SPACING)
     assert exp.current is exp.fast and exp.switches == 1
     # The first trial begins after NOTED // 2 + 1 states: the plain expansion's STEP
     # states, then the warm-up, given up after three turns (cold for all three,
