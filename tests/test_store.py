@@ -302,3 +302,40 @@ def test_the_view_is_made_again_only_when_the_set_is_rearranged(
     assert fs.view() is again
     fs.load(np.array([7, 8], dtype=np.uint64))
     assert fs.view() is not again and fs.view().recent is fs.recent
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    adds=st.lists(st.integers(0, 3000) | FP | st.sampled_from([0, (1 << 64) - 1]), max_size=3000),
+    probes=st.lists(FP | st.integers(-5, 3000), max_size=60),
+)
+def test_the_c_table_of_recent_fingerprints_is_a_set(adds: list[int], probes: list[int]) -> None:
+    """FpSet (FingerprintSet's recent fingerprints in C) answers as a Python set of the
+    same ints: whether each add was new, membership (0, 2^64 - 1, numbers that are
+    no fingerprint), its size, its members; past its first 1,024 slots it grows."""
+    if store.NATIVE is None:
+        pytest.skip("the C core is not built here")
+    table, oracle = store.NATIVE.FpSet(), set()
+    for fp in adds:
+        assert table.add(fp) is (fp not in oracle)
+        oracle.add(fp)
+    assert len(table) == len(oracle)
+    for fp in probes + adds[:50] + [-1, 1 << 64, "7"]:
+        assert (fp in table) is (fp in oracle)
+    assert sorted(np.frombuffer(table.members(), dtype=np.uint64).tolist()) == sorted(oracle)
+    with pytest.raises(OverflowError):
+        table.add(1 << 64)
+
+
+def test_a_store_s_recent_fingerprints_live_in_the_c_table() -> None:
+    """Where the extension is built, the recent fingerprints are kept in its table (the
+    C searches read nothing else), and after a merge too; the Python reference keeps
+    a Python set."""
+    fs = FingerprintSet()
+    if fs._native is None:
+        assert isinstance(fs.recent, set)
+        return
+    assert type(fs.recent) is store.NATIVE.FpSet
+    fs.add_batch(list(range(1, store.RECENT_MIN + 1)))
+    fs.settle()
+    assert len(fs.frozen) == store.RECENT_MIN and type(fs.recent) is store.NATIVE.FpSet

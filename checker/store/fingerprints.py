@@ -66,9 +66,10 @@ def _dtype(a: array[int]) -> np.dtype[Any]:
     return np.dtype(f"{kind}{a.itemsize}")
 
 
-#: Recent fingerprints a FingerprintSet keeps in a Python set before merging them into
-#: its sorted array: at least this many, and at most an eighth of those merged, so the
-#: set's ~85 bytes per entry stay a small share and each merge copies the array rarely.
+#: Recent fingerprints a FingerprintSet keeps in its table (or Python set) before
+#: merging them into its sorted array: at least this many, and at most an eighth of
+#: those merged, so their 16-32 bytes per entry (a Python set's ~85) stay a small
+#: share and each merge copies the array rarely.
 RECENT_MIN = 1 << 16
 
 
@@ -176,12 +177,12 @@ class FingerprintSet:
     )
 
     def __init__(self) -> None:
-        self.recent: set[int] = set()
-        self.frozen = np.empty(0, dtype=np.uint64)
         # The same search and set test, per candidate in C (issue 47): no numpy arrays
         # built per batch and no Python loop over the candidates.  None: the Python
         # reference (MCHECK_PURE=1, or the extension not built).
         self._native: Any = NATIVE
+        self.recent: Any = self._fresh_recent()
+        self.frozen = np.empty(0, dtype=np.uint64)
         # In C a search costs per candidate, not per call, so small batches: their
         # successors are freed while still in the processor's caches (gossip 1.50 ->
         # 1.12 s from 128 to 16, 2PC with timeouts 10.6 -> 8.8 s, etcd/raft 85.5 ->
@@ -213,6 +214,24 @@ class FingerprintSet:
     def add(self, fp: int) -> None:
         """Mark ``fp`` visited (one not visited yet: the array is not searched)."""
         self.recent.add(fp)
+
+    def _fresh_recent(self) -> Any:
+        """An empty set of recent fingerprints: the C extension's table of words
+        (``FpSet``) where it is built, a Python set of ints otherwise.  Both take
+        ``add``, ``in`` and ``len``; the C searches read only the table.
+
+        Why the table: the known successors of a breadth-first run are mostly recent
+        ones (Go-Back-N: 783,000 of 1,080,000 lookups found their state there, the
+        rest in the sorted array), and a Python set made each lookup an int object
+        and a second wait for memory, at about 85 bytes an entry against 16-32."""
+        return self._native.FpSet() if self._native is not None else set()
+
+    def _recent_array(self) -> np.ndarray:
+        """The recent fingerprints as a uint64 array, in no order."""
+        recent = self.recent
+        if isinstance(recent, set):
+            return np.fromiter(recent, np.uint64, len(recent))
+        return np.frombuffer(recent.members(), dtype=np.uint64)
 
     def settle(self) -> None:
         """Merge the recent fingerprints into the array once there are enough of them.
@@ -276,7 +295,7 @@ class FingerprintSet:
     def load(self, fps: np.ndarray) -> None:
         """Hold exactly these fingerprints."""
         self.frozen = np.unique(np.asarray(fps, dtype=np.uint64))
-        self.recent = set()
+        self.recent = self._fresh_recent()
 
     def view(self) -> Any:
         """See :meth:`FingerprintStore.view`: the C extension's ``VisitedView`` of the
@@ -309,8 +328,8 @@ class FingerprintSet:
     def contains(self, batch: np.ndarray) -> np.ndarray:
         """For a uint64 array of fingerprints, a bool array: which are in the set."""
         hits = self._lookup(batch)
-        if self.recent:
-            hits |= np.isin(batch, np.fromiter(self.recent, np.uint64, len(self.recent)))
+        if len(self.recent):
+            hits |= np.isin(batch, self._recent_array())
         return hits
 
     def merge(self, batch: np.ndarray) -> None:
@@ -321,10 +340,8 @@ class FingerprintSet:
             self.frozen = np.insert(f, np.searchsorted(f, batch), batch)
 
     def _merge(self) -> None:
-        new = np.fromiter(self.recent, dtype=np.uint64, count=len(self.recent))
-        new.sort()
-        self.merge(new)
-        self.recent = set()
+        self.merge(np.sort(self._recent_array()))
+        self.recent = self._fresh_recent()
 
 
 class OrdinalStore:

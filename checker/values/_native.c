@@ -2075,19 +2075,187 @@ static inline Py_ssize_t count_not_above(const u64 *a, Py_ssize_t n, u64 x) {
     return (base - a) + (*base <= x);
 }
 
+/* ---- FpSet: the recent fingerprints, an open-addressed table of 64-bit words ----- */
+
+/* FingerprintSet's recent fingerprints (those not merged into its sorted array yet).
+ * A Python set of ints cost every lookup an int object made and freed and a second
+ * wait for memory (the set entry, then the int it points to), and about 85 bytes an
+ * entry: on Go-Back-N three successors in four that were already known were found
+ * there, not in the sorted array.  Here: the words themselves, linearly probed, at most
+ * half full; 0 (the empty slot) is kept as a flag. */
+typedef struct {
+    PyObject_HEAD
+    u64 *slots;
+    Py_ssize_t mask;  /* capacity - 1, a power of two */
+    Py_ssize_t used;  /* members other than 0 */
+    int zero;         /* whether 0 is a member */
+} FpSet;
+
+static PyTypeObject FpSetType;
+
+#define FPSET_MIN 1024
+
+/* The home slot: mixed, since not every caller's numbers are uniform (tests use small
+   ones). */
+static inline Py_ssize_t fpset_home(const FpSet *s, u64 x) {
+    return (Py_ssize_t)(fin(x) & (u64)s->mask);
+}
+
+static inline int fpset_has(const FpSet *s, u64 x) {
+    if (x == 0) return s->zero;
+    Py_ssize_t i = fpset_home(s, x);
+    for (;;) {
+        u64 y = s->slots[i];
+        if (y == x) return 1;
+        if (y == 0) return 0;
+        i = (i + 1) & s->mask;
+    }
+}
+
+static int fpset_grow(FpSet *s) {
+    Py_ssize_t cap = (s->mask + 1) * 2;
+    if (cap > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(u64)) { PyErr_NoMemory(); return -1; }
+    u64 *fresh = PyMem_Calloc((size_t)cap, sizeof(u64));
+    if (fresh == NULL) { PyErr_NoMemory(); return -1; }
+    u64 *old = s->slots;
+    Py_ssize_t oldcap = s->mask + 1;
+    s->slots = fresh;
+    s->mask = cap - 1;
+    for (Py_ssize_t j = 0; j < oldcap; j++) {
+        u64 y = old[j];
+        if (y == 0) continue;
+        Py_ssize_t i = fpset_home(s, y);
+        while (fresh[i] != 0) i = (i + 1) & s->mask;
+        fresh[i] = y;
+    }
+    PyMem_Free(old);
+    return 0;
+}
+
+/* Adds x: 1 it was new, 0 it was held, -1 no memory. */
+static int fpset_add(FpSet *s, u64 x) {
+    if (x == 0) {
+        if (s->zero) return 0;
+        s->zero = 1;
+        return 1;
+    }
+    Py_ssize_t i = fpset_home(s, x);
+    for (;;) {
+        u64 y = s->slots[i];
+        if (y == x) return 0;
+        if (y == 0) break;
+        i = (i + 1) & s->mask;
+    }
+    if ((s->used + 1) * 2 > s->mask + 1) {
+        if (fpset_grow(s)) return -1;
+        i = fpset_home(s, x);
+        while (s->slots[i] != 0) i = (i + 1) & s->mask;
+    }
+    s->slots[i] = x;
+    s->used++;
+    return 1;
+}
+
+static PyObject *fpset_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    if (PyTuple_GET_SIZE(args) || (kwds != NULL && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "FpSet() takes no arguments");
+        return NULL;
+    }
+    FpSet *s = (FpSet *)type->tp_alloc(type, 0);
+    if (s == NULL) return NULL;
+    s->slots = PyMem_Calloc(FPSET_MIN, sizeof(u64));
+    if (s->slots == NULL) {
+        Py_DECREF(s);
+        return PyErr_NoMemory();
+    }
+    s->mask = FPSET_MIN - 1;
+    s->used = 0;
+    s->zero = 0;
+    return (PyObject *)s;
+}
+
+static void fpset_dealloc(FpSet *s) {
+    PyMem_Free(s->slots);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static Py_ssize_t fpset_len(FpSet *s) { return s->used + s->zero; }
+
+static inline int fingerprint_arg(PyObject *obj, u64 *out);
+
+static int fpset_contains(FpSet *s, PyObject *obj) {
+    u64 x;
+    if (fingerprint_arg(obj, &x)) {
+        /* (an int outside [0, 2^64), or no int: not a member, as in a set of ints) */
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError) &&
+            !PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    return fpset_has(s, x);
+}
+
+static PyObject *fpset_add_method(FpSet *s, PyObject *obj) {
+    u64 x;
+    if (fingerprint_arg(obj, &x)) return NULL;
+    int r = fpset_add(s, x);
+    if (r < 0) return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyObject *fpset_members(FpSet *s, PyObject *unused) {
+    (void)unused;
+    Py_ssize_t n = fpset_len(s);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(u64));
+    if (out == NULL) return NULL;
+    u64 *dst = (u64 *)PyBytes_AS_STRING(out);
+    Py_ssize_t k = 0;
+    if (s->zero) dst[k++] = 0;
+    for (Py_ssize_t j = 0; j <= s->mask; j++)
+        if (s->slots[j] != 0) dst[k++] = s->slots[j];
+    return out;
+}
+
+static PyMethodDef fpset_methods[] = {
+    {"add", (PyCFunction)fpset_add_method, METH_O,
+     "add(fp: int) -> bool: add a fingerprint; whether it was new."},
+    {"members", (PyCFunction)fpset_members, METH_NOARGS,
+     "members() -> bytes: every member as a native-endian uint64, in no order."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods fpset_as_sequence = {
+    .sq_length = (lenfunc)fpset_len,
+    .sq_contains = (objobjproc)fpset_contains,
+};
+
+static PyTypeObject FpSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "checker.values._native.FpSet",
+    .tp_basicsize = sizeof(FpSet),
+    .tp_dealloc = (destructor)fpset_dealloc,
+    .tp_as_sequence = &fpset_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FpSet(): a set of 64-bit fingerprints (ints in [0, 2^64)), the words "
+              "themselves in an open-addressed table (FingerprintSet's recent ones).",
+    .tp_methods = fpset_methods,
+    .tp_new = fpset_new,
+};
+
 /* The visited set as FingerprintSet holds it: a sorted array, the first entry of each
-   full block of it, and the Python set of the recent fingerprints. */
+   full block of it, and the table of the recent fingerprints. */
 typedef struct {
     Py_buffer fv, sv;
     const u64 *frozen, *summary;
     Py_ssize_t n, nb, block;
-    PyObject *recent;
+    FpSet *recent;
 } Visited;
 
 static int visited_open(Visited *v, PyObject *frozen, PyObject *summary, PyObject *block,
                         PyObject *recent) {
-    if (!PySet_Check(recent)) {
-        PyErr_SetString(PyExc_TypeError, "the recent fingerprints must be a set");
+    if (!Py_IS_TYPE(recent, &FpSetType)) {
+        PyErr_SetString(PyExc_TypeError, "the recent fingerprints must be an FpSet");
         return -1;
     }
     v->block = PyLong_AsSsize_t(block);
@@ -2102,7 +2270,7 @@ static int visited_open(Visited *v, PyObject *frozen, PyObject *summary, PyObjec
     v->summary = (const u64 *)v->sv.buf;
     v->n = v->fv.len / 8;
     v->nb = v->sv.len / 8;
-    v->recent = recent;
+    v->recent = (FpSet *)recent;
     return 0;
 }
 
@@ -2122,7 +2290,7 @@ typedef struct {
 
 static void visitedview_dealloc(VisitedView *self) {
     visited_close(&self->v);
-    Py_XDECREF(self->v.recent);
+    Py_XDECREF((PyObject *)self->v.recent);
     Py_XDECREF(self->frozen);
     Py_XDECREF(self->summary);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -2130,7 +2298,7 @@ static void visitedview_dealloc(VisitedView *self) {
 
 static PyObject *visitedview_recent(VisitedView *self, void *closure) {
     (void)closure;
-    return Py_NewRef(self->v.recent);
+    return Py_NewRef((PyObject *)self->v.recent);
 }
 
 static PyGetSetDef visitedview_getset[] = {
@@ -2170,7 +2338,7 @@ static PyObject *py_visited_view(PyObject *self, PyObject *const *args, Py_ssize
         Py_TYPE(out)->tp_free((PyObject *)out);
         return NULL;
     }
-    Py_INCREF(out->v.recent);
+    Py_INCREF((PyObject *)out->v.recent);
     out->frozen = Py_NewRef(args[0]);
     out->summary = Py_NewRef(args[1]);
     return (PyObject *)out;
@@ -2217,9 +2385,7 @@ static int visited_add(Visited *v, PyObject *obj) {
     u64 x;
     if (fingerprint_arg(obj, &x)) return -1;
     if (frozen_holds(v, x)) return 0;
-    int r = PySet_Contains(v->recent, obj);
-    if (r != 0) return r < 0 ? -1 : 0;
-    return PySet_Add(v->recent, obj) < 0 ? -1 : 1;
+    return fpset_add(v->recent, x);
 }
 
 PyDoc_STRVAR(visited_add_batch_doc,
@@ -2407,30 +2573,22 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
             Py_DECREF(tvals);
             goto done;
         }
-        PyObject *fpobj = NULL;
         if (seen != NULL) {
-            int held = frozen_holds(seen, total);
-            if (!held) {
-                fpobj = PyLong_FromUnsignedLongLong(total);
-                held = fpobj == NULL ? -1 : PySet_Contains(seen->recent, fpobj);
-            }
-            if (held != 0) {
+            if (frozen_holds(seen, total) || fpset_has(seen->recent, total)) {
                 Py_DECREF(tvals);
-                Py_XDECREF(fpobj);
-                if (held < 0) goto done;
                 continue;  /* known: no candidate */
             }
         }
         PyObject *terms = terms_tuple(PyTuple_GET_SIZE(tvals), tb.hs, tb.same, pterms);
-        if (terms == NULL) { Py_DECREF(tvals); Py_XDECREF(fpobj); goto done; }
+        if (terms == NULL) { Py_DECREF(tvals); goto done; }
         /* The handle holds the state and its values, as the Python loop's does (a
          * NamedTuple as its own values). */
         PyObject *handle = PyTuple_Pack(3, t, getter ? tvals : t, terms);
         Py_DECREF(tvals);
         Py_DECREF(terms);
-        if (handle == NULL) { Py_XDECREF(fpobj); goto done; }
+        if (handle == NULL) goto done;
         PyObject *kobj = PyLong_FromSsize_t(k);
-        if (fpobj == NULL) fpobj = PyLong_FromUnsignedLongLong(total);
+        PyObject *fpobj = PyLong_FromUnsignedLongLong(total);
         PyObject *cand = (kobj && fpobj) ? PyTuple_Pack(5, kobj, ai, params, handle, fpobj) : NULL;
         Py_XDECREF(kobj); Py_XDECREF(fpobj); Py_DECREF(handle);
         if (cand == NULL) goto done;
@@ -3037,9 +3195,11 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     if (PyType_Ready(&RecordMethodType) < 0) return NULL;
     if (PyType_Ready(&VisitedViewType) < 0) return NULL;
+    if (PyType_Ready(&FpSetType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    if (PyModule_AddObjectRef(m, "RecordMethod", (PyObject *)&RecordMethodType) < 0) {
+    if (PyModule_AddObjectRef(m, "RecordMethod", (PyObject *)&RecordMethodType) < 0 ||
+        PyModule_AddObjectRef(m, "FpSet", (PyObject *)&FpSetType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
