@@ -158,3 +158,38 @@ def test_symmetry_stores_one_state_per_orbit_and_keeps_verdicts(case: Any) -> No
             assert states[0] in inits and bad(states[-1])
             for a, b in itertools.pairwise(states):
                 assert b in edges[a]
+
+
+@given(graphs())
+def test_a_violation_counts_the_states_stored_up_to_it(case: Any) -> None:
+    """Breadth-first, the run stores every new successor in order, checking each as it
+    is stored, and stops at the first that violates: the distinct count is the states
+    a one-by-one search stored up to and with it (the explorer checks a state's new
+    successors in one call, and must keep exactly those)."""
+    _, edges, inits, bad = case
+    model = GraphModel(inits, edges, bad=lambda s: s in bad)
+    seen: list[Any] = []
+    queue: list[Any] = []
+    for s in model.initial_states():
+        if s not in seen:
+            seen.append(s)
+            queue.append(s)
+    hit = any(s in bad for s in seen)
+    while queue and not hit:
+        s = queue.pop(0)
+        for t in model.edges.get(s, []):
+            if t in seen:
+                continue
+            seen.append(t)
+            queue.append(t)
+            if t in bad:
+                hit = True
+                break
+    result = check(model, Options(deadlock=False))
+    if not hit:
+        assert result.verdict is Verdict.OK
+        return
+    assert result.verdict is Verdict.VIOLATION
+    first_bad = next(s for s in seen if s in bad)
+    assert result.stats.distinct == seen.index(first_bad) + 1
+    assert result.trace is not None and result.trace.states()[-1] == first_bad

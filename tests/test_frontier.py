@@ -24,7 +24,8 @@ from checker.values.native import NATIVE
 )
 def test_breadth_first_queue_is_a_deque_of_tuples(start: int, ops: list[Any]) -> None:
     # ops: (push or pop, whether a push starts the next level, how many it pushes:
-    # one by append, several by extend, as a parent's children are)
+    # one by append, several by extend, as a parent's children are; how many a pop
+    # takes: one by take, several by take_many, as the explorer's batches do)
     q, ref = BreadthFirstQueue(), deque[tuple[int, Any, int]]()
     ordinal, depth = start, 1
     for push, deeper, many in ops:
@@ -38,14 +39,32 @@ def test_breadth_first_queue_is_a_deque_of_tuples(start: int, ops: list[Any]) ->
                 q.extend(ordinal, handles, depth)
             ref.extend((ordinal + i, h, depth) for i, h in enumerate(handles))
             ordinal += many
-        else:
+        elif many == 1:
             assert q.take() == ref.popleft()
+        else:  # (a batch: as many takes, or all that is left)
+            assert q.take_many(many) == [ref.popleft() for _ in range(min(many, len(ref)))]
         assert len(q) == len(ref) and bool(q) == bool(ref)
         assert list(q) == list(ref)
     rebuilt = BreadthFirstQueue()
     for entry in q:
         rebuilt.append(*entry)
     assert list(rebuilt) == list(ref)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 5)), max_size=100))
+def test_depth_first_stack_takes_a_batch_as_so_many_takes(ops: list[Any]) -> None:
+    """take_many(n) gives what n takes would (newest first), or all that is left."""
+    s, ref, ordinal = DepthFirstStack(), DepthFirstStack(), 0
+    for push, many in ops:
+        if push:
+            handles = [f"h{ordinal + i}" for i in range(many)]
+            s.extend(ordinal, handles, 3)
+            ref.extend(ordinal, handles, 3)
+            ordinal += many
+        else:
+            assert s.take_many(many) == [ref.take() for _ in range(min(many, len(ref)))]
+        assert list(s) == list(ref)
 
 
 def test_breadth_first_queue_refuses_a_gap() -> None:

@@ -346,16 +346,15 @@ class LocalBackend:
         return out
 
     def _expand(self, n: int) -> Batch:
-        """Pop and expand up to ``n`` states, stopping after one that has an event."""
-        pop = self.frontier.take
+        """Take and expand up to ``n`` states, stopping after one that has an event
+        (the run ends at it, so the states taken after it are not put back)."""
         expand = self.exp.expand
         batch = []
-        for _ in range(n):
-            o, h, depth = pop()
+        for o, h, depth in self.frontier.take_many(n):
             actions, cands, ev = expand(o, h)
             batch.append((o, h, depth, actions, cands, ev))
             if ev is not None:
-                break  # the run ends at this event
+                break
         return batch
 
     def _commit(self, batch: Batch, out: ChunkResult, counts: Counts, cols: Columns) -> None:
@@ -455,16 +454,26 @@ class LocalBackend:
         (most runs): the store picks each parent's new candidates at once (in C where
         the core is built), so a known candidate, most of them, costs no Python step.
         The same stores, checks and events in the same order as :meth:`_commit`."""
-        check = self.exp.check
+        check_new = self.exp.check_new
         parents, choices, fps_new, acts, depths = cols
         fresh = self.store.add_groups([b[4] for b in batch], 4)
-        extend = self.frontier.extend
+        # The new children of consecutive parents at one depth, in key order: queued
+        # at once (one call per batch and depth, not per parent).
+        born: list[Any] = []
+        born_depth = 0
+        event: Event | None = None
         for (o, _h, depth, actions, _cands, ev), new in zip(batch, fresh, strict=True):
             counts.append((o, actions))
-            event: Event | None = None
             if new:
                 nd = depth + 1
-                born: list[Any] = []  # this state's new children, in key order
+                if nd != born_depth:
+                    self._queue(born, born_depth)
+                    born, born_depth = [], nd
+                # The invariants first: a violation keeps the children up to and with
+                # the violating one, as storing and checking one by one would.
+                checked, event = check_new(o, new)
+                if event is not None:
+                    new = new[: checked + 1]
                 for k, ai, _params, ch, fp in new:
                     parents.append(o)
                     choices.append(k)
@@ -472,16 +481,18 @@ class LocalBackend:
                     acts.append(ai)
                     depths.append(nd)
                     born.append(ch)
-                    event = check((o, k), ch, True)
-                    if event is not None:
-                        break
-                extend(self.count, born, nd)
-                self.count += len(born)
             if event is None:
                 event = ev
             if event is not None:
                 out.event = event
-                return
+                break
+        self._queue(born, born_depth)
+
+    def _queue(self, born: list[Any], depth: int) -> None:
+        """Queue new states, numbered from the next ordinal, at one depth."""
+        if born:
+            self.frontier.extend(self.count, born, depth)
+            self.count += len(born)
 
 
 #: The C core's per-family count of a chunk's successors (None: the Counter below).

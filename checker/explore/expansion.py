@@ -116,6 +116,8 @@ class ExpansionLike(Protocol):
 
     def check(self, key: Key, handle: Any, new: bool) -> Event | None: ...
 
+    def check_new(self, ordinal: int, cands: list[Candidate]) -> tuple[int, Event | None]: ...
+
     def state(self, handle: Any) -> Any: ...
 
     def handle_of(self, state: Any) -> Any: ...
@@ -275,6 +277,25 @@ class Expansion:
     def check(self, key: Key, handle: Any, new: bool) -> Event | None:
         """The invariants on one generated state: a violation or error event, or None."""
         return self._check_state(key, handle[0], new)
+
+    def check_new(self, ordinal: int, cands: list[Candidate]) -> tuple[int, Event | None]:
+        """The invariants on a state's new successors (its candidates, in order, all
+        with a handle this expansion made): the position of the first violation or
+        error and its event, or ``(len(cands), None)``.  One call per expanded state,
+        not three frames per new state (:meth:`check`'s, on every state a run
+        stores)."""
+        violated = self.model.violated_invariant
+        for i, c in enumerate(cands):
+            state = c[3][0]
+            try:
+                bad = violated(state)
+            except EvaluationError as exc:
+                key = (ordinal, c[0])
+                return i, Event(key, EventKind.ERROR, error=exc, new=True, state=state)
+            if bad is not None:
+                key = (ordinal, c[0])
+                return i, Event(key, EventKind.VIOLATION, prop=bad, new=True, state=state)
+        return len(cands), None
 
     def _check_state(self, key: Key, state: Any, new: bool) -> Event | None:
         try:

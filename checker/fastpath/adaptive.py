@@ -230,6 +230,25 @@ class MeasuredExpansion:
         self.spent += self.clock() - t0
         return ev  # type: ignore[no-any-return]
 
+    def check_new(self, ordinal: int, cands: list[Candidate]) -> tuple[int, Event | None]:
+        """The invariants on a state's new successors, by the expansion that made them
+        (the one that expanded the state), timed as :meth:`check` is."""
+        if not cands:
+            return 0, None
+        h = cands[0][3]
+        owner = self.fast if h.__class__ is int or h[0].__class__ is int else self.plain
+        if self.later is not None:
+            for c in cands:
+                if self.later is None:
+                    break
+                self._note(c[3])
+        if not self.timing:
+            return owner.check_new(ordinal, cands)  # type: ignore[no-any-return]
+        t0 = self.clock()
+        out = owner.check_new(ordinal, cands)
+        self.spent += self.clock() - t0
+        return out  # type: ignore[no-any-return]
+
     def state(self, handle: Any) -> Any:
         """The state a handle stands for."""
         return self._owner(handle).state(handle)

@@ -466,6 +466,16 @@ class FastExpansion:
             return Event(key, EventKind.VIOLATION, prop=bad, new=new, state=state)
         return None
 
+    def check_new(self, ordinal: int, cands: list[Any]) -> tuple[int, Event | None]:
+        """:meth:`check` on a state's new successors in order (see
+        :meth:`checker.explore.expansion.Expansion.check_new`)."""
+        check = self.check
+        for i, c in enumerate(cands):
+            ev = check((ordinal, c[0]), c[3], True)
+            if ev is not None:
+                return i, ev
+        return len(cands), None
+
     # -- successors ------------------------------------------------------------------
     def _evaluate(self, cache: Cached, state: Any, handle: Any) -> Any:
         """An instance's (or a state-drawn family's) outcome at a state no cached

@@ -87,6 +87,24 @@ class BreadthFirstQueue:
             levels.popleft()
         return ordinal, handle, levels[0][1]
 
+    def take_many(self, n: int) -> list[tuple[int, Any, int]]:
+        """The ``n`` oldest entries (fewer if the queue holds fewer), oldest first, as
+        :meth:`take` gives them one by one: one call per batch, not per state."""
+        handles = self.handles
+        n = min(n, len(handles))
+        if n <= 0:
+            return []
+        first = self.head
+        self.head = first + n
+        levels = self.levels
+        popleft = handles.popleft
+        out = []
+        for ordinal in range(first, first + n):
+            while len(levels) > 1 and levels[1][0] <= ordinal:
+                levels.popleft()
+            out.append((ordinal, popleft(), levels[0][1]))
+        return out
+
     def __iter__(self) -> Iterator[tuple[int, Any, int]]:
         """The entries in the order they will be taken (and appending them in this
         order rebuilds the queue)."""
@@ -135,6 +153,18 @@ class DepthFirstStack:
     def take(self) -> tuple[int, Any, int]:
         """The newest entry: the next state to expand."""
         return self.items.pop()
+
+    def take_many(self, n: int) -> list[tuple[int, Any, int]]:
+        """The next ``n`` entries in the order :meth:`take` gives them (fewer if the
+        stack holds fewer)."""
+        items = self.items
+        n = min(n, len(items))
+        if n <= 0:
+            return []
+        out = items[-n:]
+        del items[-n:]
+        out.reverse()
+        return out
 
     def __iter__(self) -> Iterator[tuple[int, Any, int]]:
         """The entries from the bottom: appending them in this order rebuilds it."""
