@@ -282,19 +282,13 @@ class Expansion:
         """The invariants on a state's new successors (its candidates, in order, all
         with a handle this expansion made): the position of the first violation or
         error and its event, or ``(len(cands), None)``.  One call per expanded state,
-        not three frames per new state (:meth:`check`'s, on every state a run
-        stores)."""
-        violated = self.model.violated_invariant
+        where :meth:`check` through the switching wrapper was three frames per new
+        state."""
+        check_state = self._check_state
         for i, c in enumerate(cands):
-            state = c[3][0]
-            try:
-                bad = violated(state)
-            except EvaluationError as exc:
-                key = (ordinal, c[0])
-                return i, Event(key, EventKind.ERROR, error=exc, new=True, state=state)
-            if bad is not None:
-                key = (ordinal, c[0])
-                return i, Event(key, EventKind.VIOLATION, prop=bad, new=True, state=state)
+            ev = check_state((ordinal, c[0]), c[3][0], True)
+            if ev is not None:
+                return i, ev
         return len(cands), None
 
     def _check_state(self, key: Key, state: Any, new: bool) -> Event | None:

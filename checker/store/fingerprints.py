@@ -263,12 +263,10 @@ class FingerprintSet:
         """See :meth:`FingerprintStore.add_batch`: merge the recent fingerprints if it
         is time (between batches only), one C search for the whole batch, then the
         rest against the recent ones."""
-        self.settle()
         if self._native is not None:
-            got: list[bool] = self._native.visited_add_batch(
-                fps, self._frozen, self._summary, BLOCK, self.recent
-            )
+            got: list[bool] = self._native.visited_add_batch(fps, self._opened())
             return got
+        self.settle()
         old = self.known(fps)
         recent = self.recent
         add = recent.add
@@ -284,12 +282,10 @@ class FingerprintSet:
     def add_groups(self, groups: list[list[Any]], pos: int) -> list[list[Any]]:
         """See :meth:`FingerprintStore.add_groups` (the explorer's candidates, per
         parent: the known ones, most of them, cost no Python step where C runs it)."""
-        self.settle()
-        if self._native is not None:
-            got: list[list[Any]] = self._native.visited_add_groups(
-                groups, pos, self._frozen, self._summary, BLOCK, self.recent
-            )
+        if self._native is not None:  # (_opened merges first if it is time)
+            got: list[list[Any]] = self._native.visited_add_groups(groups, pos, self._opened())
             return got
+        self.settle()
         return _select_new(self.add_batch, groups, pos)
 
     def load(self, fps: np.ndarray) -> None:
@@ -299,13 +295,17 @@ class FingerprintSet:
 
     def view(self) -> Any:
         """See :meth:`FingerprintStore.view`: the C extension's ``VisitedView`` of the
-        sorted array, its block summary, the block size and the recent set, merged
-        first if it is time, as ``visited_add_groups`` reads them; None on the numpy
-        path.  Only ever a
-        subset of the set later on: a merge moves fingerprints from a set that is
-        then dropped into a new array, and nothing is ever removed."""
+        sorted array, its block summary, the block size and the recent table, merged
+        first if it is time; None on the numpy path.
+        Only ever a subset of the set later on: a merge moves fingerprints from a
+        table that is then dropped into a new array, and nothing is ever removed."""
         if self._native is None:
             return None
+        return self._opened()
+
+    def _opened(self) -> Any:
+        """The C view (see :meth:`view`), merged first if it is time; the C batch
+        tests read it too."""
         self.settle()
         # Made again only when the arrays or the recent set are replaced (a merge, a
         # load): the C view takes the arrays' buffers once, where taking them at every

@@ -2284,15 +2284,12 @@ static void visited_close(Visited *v) {
  * export was a tenth of child_candidates' time on Go-Back-N). */
 typedef struct {
     PyObject_HEAD
-    Visited v;
-    PyObject *frozen, *summary;  /* (the buffers' owners, for the attributes below) */
+    Visited v;  /* (its Py_buffers hold the arrays, and it holds recent) */
 } VisitedView;
 
 static void visitedview_dealloc(VisitedView *self) {
     visited_close(&self->v);
     Py_XDECREF((PyObject *)self->v.recent);
-    Py_XDECREF(self->frozen);
-    Py_XDECREF(self->summary);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -2302,7 +2299,7 @@ static PyObject *visitedview_recent(VisitedView *self, void *closure) {
 }
 
 static PyGetSetDef visitedview_getset[] = {
-    {"recent", (getter)visitedview_recent, NULL, "the recent fingerprints (a set)", NULL},
+    {"recent", (getter)visitedview_recent, NULL, "the recent fingerprints (an FpSet)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -2312,16 +2309,19 @@ static PyTypeObject VisitedViewType = {
     .tp_basicsize = sizeof(VisitedView),
     .tp_dealloc = (destructor)visitedview_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The visited set (sorted array, block summary, block size, recent set), "
+    .tp_doc = "The visited set (sorted array, block summary, block size, recent table), "
               "its buffers held open: see visited_view.",
     .tp_getset = visitedview_getset,
 };
 
 PyDoc_STRVAR(visited_view_doc,
-"visited_view(frozen, summary, block: int, recent: set) -> VisitedView\n\n"
-"The visited set as child_candidates reads it, the arrays' buffers taken once: valid\n"
-"while the arrays are (they are only ever replaced, never changed in place) and\n"
-"recent is the set's own recent set.");
+"visited_view(frozen, summary, block: int, recent: FpSet) -> VisitedView\n\n"
+"The visited set as child_candidates and the visited_add_* tests read it: frozen, a\n"
+"sorted uint64 array; summary, the first fingerprint of each full block of `block`\n"
+"entries of frozen (a search touches the small summary and one block, not the whole\n"
+"array); recent, the fingerprints not merged yet.  The arrays' buffers are taken\n"
+"once: valid while the arrays are (they are only ever replaced, never changed in\n"
+"place) and recent is the store's own table.");
 
 static PyObject *py_visited_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -2331,16 +2331,12 @@ static PyObject *py_visited_view(PyObject *self, PyObject *const *args, Py_ssize
     }
     VisitedView *out = PyObject_New(VisitedView, &VisitedViewType);
     if (out == NULL) return NULL;
-    out->frozen = out->summary = NULL;
-    out->v.recent = NULL;
     if (visited_open(&out->v, args[0], args[1], args[2], args[3])) {
         /* (nothing is held: visited_open releases what it took before failing) */
         Py_TYPE(out)->tp_free((PyObject *)out);
         return NULL;
     }
     Py_INCREF((PyObject *)out->v.recent);
-    out->frozen = Py_NewRef(args[0]);
-    out->summary = Py_NewRef(args[1]);
     return (PyObject *)out;
 }
 
@@ -2381,43 +2377,49 @@ static int frozen_holds(const Visited *v, u64 x) {
     return guessed_holds(v->frozen + lo, hi - lo, x, first, next);
 }
 
-static int visited_add(Visited *v, PyObject *obj) {
+static int visited_add(const Visited *v, PyObject *obj) {
     u64 x;
     if (fingerprint_arg(obj, &x)) return -1;
     if (frozen_holds(v, x)) return 0;
     return fpset_add(v->recent, x);
 }
 
+/* The VisitedView argument, or NULL with a TypeError naming the function. */
+static const Visited *visited_arg(PyObject *obj, const char *fn) {
+    if (!Py_IS_TYPE(obj, &VisitedViewType)) {
+        PyErr_Format(PyExc_TypeError, "%s: the visited set is a VisitedView", fn);
+        return NULL;
+    }
+    return &((VisitedView *)obj)->v;
+}
+
 PyDoc_STRVAR(visited_add_batch_doc,
-"visited_add_batch(fps, frozen, summary, block, recent) -> list[bool]\n\n"
+"visited_add_batch(fps, visited) -> list[bool]\n\n"
 "FingerprintSet.add_batch after its merge: for each fingerprint in order, True (and\n"
-"added to the set recent) when neither the sorted uint64 array frozen nor recent holds\n"
-"it.  summary holds the first fingerprint of each full block of `block` entries of\n"
-"frozen, so a search touches the small summary and one block, not the whole array.");
+"added to the view's recent table) when neither the sorted array nor the table holds\n"
+"it.  visited: a VisitedView (see visited_view).");
 
 static PyObject *py_visited_add_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 5 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "visited_add_batch(fps: list, frozen, summary, block, recent: set)");
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "visited_add_batch(fps: list, visited: VisitedView)");
         return NULL;
     }
-    Visited v;
-    if (visited_open(&v, args[1], args[2], args[3], args[4])) return NULL;
+    const Visited *v = visited_arg(args[1], "visited_add_batch");
+    if (v == NULL) return NULL;
     PyObject *fps = args[0];
     Py_ssize_t m = PyList_GET_SIZE(fps);
     PyObject *out = PyList_New(m);
     for (Py_ssize_t i = 0; out != NULL && i < m; i++) {
-        int r = visited_add(&v, PyList_GET_ITEM(fps, i));
+        int r = visited_add(v, PyList_GET_ITEM(fps, i));
         if (r < 0) Py_CLEAR(out);
         else PyList_SET_ITEM(out, i, Py_NewRef(r ? Py_True : Py_False));
     }
-    visited_close(&v);
     return out;
 }
 
 PyDoc_STRVAR(visited_add_groups_doc,
-"visited_add_groups(groups, pos, frozen, summary, block, recent) -> list[list]\n\n"
+"visited_add_groups(groups, pos, visited) -> list[list]\n\n"
 "FingerprintSet.add_groups after its merge: the fingerprint at index pos of each\n"
 "item (a tuple) of each group, in order, marked visited as visited_add_batch does\n"
 "(an item whose fingerprint is None is passed over); per group, the list of its\n"
@@ -2425,15 +2427,15 @@ PyDoc_STRVAR(visited_add_groups_doc,
 
 static PyObject *py_visited_add_groups(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 6 || !PyList_Check(args[0])) {
+    if (nargs != 3 || !PyList_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError,
-                        "visited_add_groups(groups: list, pos, frozen, summary, block, recent)");
+                        "visited_add_groups(groups: list, pos, visited: VisitedView)");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     if (pos == -1 && PyErr_Occurred()) return NULL;
-    Visited v;
-    if (visited_open(&v, args[2], args[3], args[4], args[5])) return NULL;
+    const Visited *v = visited_arg(args[2], "visited_add_groups");
+    if (v == NULL) return NULL;
     PyObject *groups = args[0];
     Py_ssize_t m = PyList_GET_SIZE(groups);
     PyObject *out = PyList_New(m);
@@ -2456,11 +2458,10 @@ static PyObject *py_visited_add_groups(PyObject *self, PyObject *const *args, Py
             }
             PyObject *fp_obj = PyTuple_GET_ITEM(item, pos);
             if (fp_obj == Py_None) continue;
-            int r = visited_add(&v, fp_obj);
+            int r = visited_add(v, fp_obj);
             if (r < 0 || (r == 1 && PyList_Append(fresh, item) < 0)) { Py_CLEAR(out); break; }
         }
     }
-    visited_close(&v);
     return out;
 }
 
@@ -2475,8 +2476,8 @@ PyDoc_STRVAR(child_candidates_doc,
 "parent's values and terms; and the list of the successors' actions.  With within\n"
 "(the state constraint, a predicate), a successor it does not hold for gets the candidate\n"
 "(k, action, params, None, None) and its k goes to outside, in order, for the caller\n"
-"to check its invariants.  With visited, the tuple (frozen, summary, block, recent)\n"
-"of visited_add_groups, a successor inside the constraint whose fingerprint the\n"
+"to check its invariants.  With visited (a VisitedView, see visited_view), a\n"
+"successor inside the constraint whose fingerprint the\n"
 "visited set already holds gets no candidate (nothing is built for it; the set is\n"
 "only read).  None (nothing built) when within returns a non-boolean; an exception\n"
 "raised by within propagates.");
@@ -2498,25 +2499,10 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
      * known one needs no terms tuple, handle, candidate or int (Go-Back-N spent 9% of
      * its run freeing them).  Sound whatever the caller does next: the set only grows,
      * so a successor held now is held when the store is asked about the rest. */
-    Visited vis;
-    const Visited *seen = NULL;  /* the view read (vis, or a VisitedView's) */
-    int opened = 0;              /* whether vis was opened here (and is closed here) */
+    const Visited *seen = NULL;
     if (nargs == 7 && args[6] != Py_None) {
-        PyObject *view = args[6];
-        if (Py_IS_TYPE(view, &VisitedViewType)) {
-            seen = &((VisitedView *)view)->v;
-        } else {
-            if (!PyTuple_Check(view) || PyTuple_GET_SIZE(view) != 4) {
-                PyErr_SetString(PyExc_TypeError, "child_candidates: visited is a VisitedView "
-                                                 "or (frozen, summary, block, recent)");
-                return NULL;
-            }
-            if (visited_open(&vis, PyTuple_GET_ITEM(view, 0), PyTuple_GET_ITEM(view, 1),
-                             PyTuple_GET_ITEM(view, 2), PyTuple_GET_ITEM(view, 3)))
-                return NULL;
-            seen = &vis;
-            opened = 1;
-        }
+        seen = visited_arg(args[6], "child_candidates");
+        if (seen == NULL) return NULL;
     }
     PyObject *pvals = as_tuple(args[1]), *pterms = NULL, *actions = NULL, *cands = NULL;
     PyObject *outside = NULL, *res = NULL;
@@ -2600,7 +2586,6 @@ static PyObject *py_child_candidates(PyObject *self, PyObject *const *args, Py_s
 done:
     memo_del(memo);
     termsbuf_free(&tb);
-    if (opened) visited_close(&vis);
     Py_XDECREF(pvals); Py_XDECREF(pterms); Py_XDECREF(actions); Py_XDECREF(cands);
     Py_XDECREF(outside);
     return res;
